@@ -1,0 +1,182 @@
+//! The `tiny-harness` command line: a thin layer that parses arguments,
+//! calls the library and formats what it returns.
+//!
+//! Exit codes: 0 for a result, 1 for an error result, 2 for a usage or
+//! config error (including invalid JSON arguments).
+
+use std::io::Read as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use tiny_harness_host::{Config, Host, ToolCall, config::DEFAULT_FILE};
+
+/// Exit code for a usage or config error.
+const EXIT_USAGE: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "tiny-harness",
+    version,
+    about = "Run sandboxed WebAssembly tools the way a model calls them",
+    long_about = "Run sandboxed WebAssembly tools the way a model calls them.\n\n\
+The host has no tools of its own: every tool comes from a plugin (a WebAssembly \
+component) that the config loads and grants exactly what it may touch. Tools are \
+named <plugin>/<server>.<tool>.",
+    after_help = "Exit codes: 0 a result, 1 an error result, 2 a usage or config error."
+)]
+struct Cli {
+    /// The host config to load.
+    #[arg(long, global = true, value_name = "PATH", default_value = DEFAULT_FILE)]
+    config: PathBuf,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List every registered tool: name, idempotency, source plugin, input-schema sha256 and description.
+    Tools {
+        /// Print a JSON array instead of a table (includes each input schema).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make one validated call and print the result as an untrusted block.
+    Call {
+        /// The tool's full name, <plugin>/<server>.<tool>.
+        name: String,
+        /// The arguments as a JSON object; `-` reads them from standard input.
+        #[arg(default_value = "{}", value_name = "ARGS_JSON")]
+        arguments: String,
+        /// The call id shown in the result block.
+        #[arg(long, default_value = "cli-1")]
+        id: String,
+        /// Print the outcome as JSON (result or error, and the rendered block).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs the command line and returns the process's exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return usage_error(anyhow::anyhow!("cannot start the async runtime: {e}")),
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(e) => usage_error(e),
+    }
+}
+
+fn usage_error(e: anyhow::Error) -> ExitCode {
+    eprintln!("tiny-harness: error: {e:#}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    // Parse the arguments before loading anything: a typo in the JSON should
+    // not wait for plugins to compile.
+    let arguments = match &cli.command {
+        Command::Call { arguments, .. } => Some(parse_arguments(arguments)?),
+        Command::Tools { .. } => None,
+    };
+    let config = Config::load(&cli.config)?;
+    let host = Host::from_config(&config).await?;
+    match cli.command {
+        Command::Tools { json } => {
+            print_tools(&host, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Call { name, id, json, .. } => {
+            let call = ToolCall {
+                id,
+                name,
+                arguments: arguments.unwrap_or_default(),
+            };
+            let outcome = host.invoke(&call).await;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&outcome.to_json())?);
+            } else {
+                println!("{}", outcome.render());
+            }
+            Ok(if outcome.is_error() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+    }
+}
+
+fn parse_arguments(text: &str) -> anyhow::Result<serde_json::Value> {
+    let owned;
+    let text = if text == "-" {
+        let mut buf = String::new();
+        std::io::stdin()
+            .read_to_string(&mut buf)
+            .context("cannot read the arguments from standard input")?;
+        owned = buf;
+        owned.as_str()
+    } else {
+        text
+    };
+    serde_json::from_str(text).map_err(|e| {
+        anyhow::anyhow!(
+            "ARGS_JSON is not valid JSON ({e}); pass one JSON object, for example '{{\"path\":\"README.md\"}}'"
+        )
+    })
+}
+
+fn print_tools(host: &Host, json: bool) -> anyhow::Result<()> {
+    let registry = host.registry();
+    if json {
+        let tools: Vec<serde_json::Value> = registry
+            .tools()
+            .map(|t| {
+                let source = match &t.source {
+                    tiny_harness_host::registry::Source::Plugin { plugin } => plugin.name(),
+                    _ => "",
+                };
+                serde_json::json!({
+                    "name": t.name.as_str(),
+                    "plugin": source,
+                    "server": t.name.server(),
+                    "tool": t.name.tool(),
+                    "description": t.definition.description,
+                    "idempotent": t.definition.annotations.retry_safe(),
+                    "annotations": t.definition.annotations,
+                    "input_schema_sha256": t.schema_hash().as_str(),
+                    "input_schema": t.definition.input_schema,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&tools)?);
+        return Ok(());
+    }
+    if registry.is_empty() {
+        println!("no tools: the config loads no plugin that supplies any");
+        return Ok(());
+    }
+    let width = registry.tools().map(|t| t.name.as_str().len()).max().unwrap_or(4);
+    println!("{:width$}  {:10}  {:12}  {:64}  DESCRIPTION", "NAME", "IDEMPOTENT", "PLUGIN", "INPUT SCHEMA SHA256");
+    for t in registry.tools() {
+        let description = t.definition.description.lines().next().unwrap_or("");
+        println!(
+            "{:width$}  {:10}  {:12}  {:64}  {}",
+            t.name.as_str(),
+            if t.definition.annotations.retry_safe() { "yes" } else { "no" },
+            t.name.plugin(),
+            t.schema_hash().as_str(),
+            description
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,369 @@
+//! The host config (`tiny-harness.toml`): which plugins to load and exactly
+//! what each may touch.
+//!
+//! ```toml
+//! [plugins.fs]                       # the name is the first part of every tool name
+//! path = "target/wasm-plugins/wasm32-wasip2/release/fs.wasm"
+//! sha256 = "…"                       # optional pin: a different file is refused
+//!
+//! [plugins.fs.limits]
+//! memory_mib = 64                    # per linear memory; default 64
+//! timeout_ms = 30000                 # per call; default 30000
+//!
+//! [plugins.fs.grants]                # everything is denied unless granted here
+//! env = ["HOME"]                     # env vars passed through by name
+//! dirs = [{ host = ".", guest = "/workspace", mode = "read-only" }]
+//!
+//! [plugins.fs.config]                # the plugin's own settings, passed as JSON
+//! root = "/workspace"
+//! ```
+//!
+//! Invariants: every error names the file, the line and the key; unknown
+//! keys are errors (a misspelt grant must not silently grant nothing, nor
+//! a misspelt limit silently leave the default); relative paths are relative
+//! to the config file's directory, not the working directory. Capabilities
+//! arrive as new tables under `grants` (for instance `exec` and `net`),
+//! each checked on its own.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::plugin::{DirGrant, DirMode, Grants, Limits, PluginSpec};
+use crate::registry::check_segment;
+
+/// The file name looked for when no `--config` is given.
+pub const DEFAULT_FILE: &str = "tiny-harness.toml";
+
+/// The largest memory limit a plugin may be given, in MiB (a 32-bit linear
+/// memory cannot grow past 4 GiB).
+pub const MAX_MEMORY_MIB: u64 = 4096;
+/// The longest call timeout a plugin may be given, in milliseconds (1 hour).
+pub const MAX_TIMEOUT_MS: u64 = 3_600_000;
+
+/// A checked host config.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// The plugins, ordered by name.
+    pub plugins: Vec<PluginSpec>,
+}
+
+/// A config that cannot be used, with where and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{}: {message}", .file.display(), .location.as_ref().map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default())]
+pub struct ConfigError {
+    /// The config file.
+    pub file: PathBuf,
+    /// 1-based line and column, when the error has a place in the file.
+    pub location: Option<(usize, usize)>,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    plugins: BTreeMap<Spanned<String>, RawPlugin>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlugin {
+    path: Spanned<String>,
+    sha256: Option<Spanned<String>>,
+    #[serde(default)]
+    limits: RawLimits,
+    #[serde(default)]
+    grants: RawGrants,
+    #[serde(default)]
+    config: Option<toml::Table>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    memory_mib: Option<Spanned<u64>>,
+    timeout_ms: Option<Spanned<u64>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawGrants {
+    #[serde(default)]
+    dirs: Vec<RawDir>,
+    #[serde(default)]
+    env: Vec<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDir {
+    host: Spanned<String>,
+    guest: Spanned<String>,
+    #[serde(default)]
+    mode: RawMode,
+}
+
+#[derive(Deserialize, Default, Clone, Copy)]
+#[serde(rename_all = "kebab-case")]
+enum RawMode {
+    #[default]
+    ReadOnly,
+    ReadWrite,
+}
+
+impl Config {
+    /// Reads and checks the config at `path`.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: path.to_owned(),
+            location: None,
+            message: format!("cannot read the config: {e}"),
+        })?;
+        Config::parse(path, &text)
+    }
+
+    /// Checks `text` as the contents of the config file at `path` (which
+    /// anchors relative paths and names the file in errors).
+    pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let checker = Checker { file: path, text };
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            let message = e.message().trim().replace('\n', " ");
+            checker.error(e.span(), message)
+        })?;
+        let base = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let mut plugins = Vec::new();
+        for (name, raw) in raw.plugins {
+            plugins.push(checker.plugin(base, name, raw)?);
+        }
+        Ok(Config {
+            path: path.to_owned(),
+            plugins,
+        })
+    }
+}
+
+struct Checker<'a> {
+    file: &'a Path,
+    text: &'a str,
+}
+
+impl Checker<'_> {
+    fn error(&self, span: Option<Range<usize>>, message: impl Into<String>) -> ConfigError {
+        ConfigError {
+            file: self.file.to_owned(),
+            location: span.map(|s| line_col(self.text, s.start)),
+            message: message.into(),
+        }
+    }
+
+    fn at<T>(&self, spanned: &Spanned<T>, message: impl Into<String>) -> ConfigError {
+        self.error(Some(spanned.span()), message)
+    }
+
+    fn plugin(
+        &self,
+        base: &Path,
+        name: Spanned<String>,
+        raw: RawPlugin,
+    ) -> Result<PluginSpec, ConfigError> {
+        let plugin = name.get_ref().clone();
+        check_segment("plugin", &plugin)
+            .map_err(|e| self.at(&name, format!("plugins.{plugin}: {e}")))?;
+        let key = |k: &str| format!("plugins.{plugin}.{k}");
+
+        if raw.path.get_ref().trim().is_empty() {
+            return Err(self.at(&raw.path, format!("{}: must name the plugin's .wasm file", key("path"))));
+        }
+        let wasm = base.join(raw.path.get_ref());
+
+        let sha256 = match &raw.sha256 {
+            None => None,
+            Some(pin) => {
+                let hex = pin.get_ref();
+                if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+                    return Err(self.at(pin, format!("{}: must be 64 hex digits (the sha256 of the .wasm file)", key("sha256"))));
+                }
+                Some(hex.to_ascii_lowercase())
+            }
+        };
+
+        let mut limits = Limits::default();
+        if let Some(mib) = &raw.limits.memory_mib {
+            let value = *mib.get_ref();
+            if !(1..=MAX_MEMORY_MIB).contains(&value) {
+                return Err(self.at(mib, format!("{}: must be between 1 and {MAX_MEMORY_MIB}", key("limits.memory_mib"))));
+            }
+            limits.memory_bytes = usize::try_from(value << 20).unwrap_or(usize::MAX);
+        }
+        if let Some(ms) = &raw.limits.timeout_ms {
+            let value = *ms.get_ref();
+            if !(1..=MAX_TIMEOUT_MS).contains(&value) {
+                return Err(self.at(ms, format!("{}: must be between 1 and {MAX_TIMEOUT_MS}", key("limits.timeout_ms"))));
+            }
+            limits.timeout = Duration::from_millis(value);
+        }
+
+        let grants = self.grants(base, &key("grants"), raw.grants)?;
+        let config = match raw.config {
+            None => serde_json::Value::Object(Default::default()),
+            Some(table) => toml_to_json(toml::Value::Table(table)),
+        };
+        Ok(PluginSpec {
+            name: plugin,
+            wasm,
+            sha256,
+            grants,
+            limits,
+            config,
+        })
+    }
+
+    fn grants(&self, base: &Path, key: &str, raw: RawGrants) -> Result<Grants, ConfigError> {
+        let mut dirs = Vec::new();
+        let mut guests = BTreeSet::new();
+        for dir in raw.dirs {
+            let guest = dir.guest.get_ref();
+            if !guest.starts_with('/') || guest.split('/').any(|s| s == ".." || s == ".") {
+                return Err(self.at(&dir.guest, format!("{key}.dirs.guest: {guest:?} must be an absolute guest path without . or .. (for example \"/workspace\")")));
+            }
+            if !guests.insert(guest.clone()) {
+                return Err(self.at(&dir.guest, format!("{key}.dirs.guest: {guest:?} is granted twice")));
+            }
+            let host = base.join(dir.host.get_ref());
+            if !host.is_dir() {
+                return Err(self.at(&dir.host, format!("{key}.dirs.host: {} is not a directory", host.display())));
+            }
+            dirs.push(DirGrant {
+                host,
+                guest: guest.clone(),
+                mode: match dir.mode {
+                    RawMode::ReadOnly => DirMode::ReadOnly,
+                    RawMode::ReadWrite => DirMode::ReadWrite,
+                },
+            });
+        }
+        let mut env = Vec::new();
+        for name in raw.env {
+            let n = name.get_ref();
+            if n.is_empty() || n.contains('=') || n.contains('\0') {
+                return Err(self.at(&name, format!("{key}.env: {n:?} is not an environment variable name")));
+            }
+            env.push(n.clone());
+        }
+        Ok(Grants { dirs, env })
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+fn toml_to_json(value: toml::Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match value {
+        toml::Value::String(s) => J::String(s),
+        toml::Value::Integer(i) => J::from(i),
+        toml::Value::Float(f) => serde_json::Number::from_f64(f).map_or(J::Null, J::Number),
+        toml::Value::Boolean(b) => J::Bool(b),
+        toml::Value::Datetime(d) => J::String(d.to_string()),
+        toml::Value::Array(a) => J::Array(a.into_iter().map(toml_to_json).collect()),
+        toml::Value::Table(t) => {
+            J::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(Path::new("/tmp/tiny-harness.toml"), text)
+    }
+
+    #[test]
+    fn an_empty_config_has_no_plugins() {
+        assert!(parse("").unwrap().plugins.is_empty());
+    }
+
+    #[test]
+    fn defaults_grant_nothing() {
+        let config = parse("[plugins.fs]\npath = \"fs.wasm\"\n").unwrap();
+        let fs = &config.plugins[0];
+        assert_eq!(fs.name, "fs");
+        assert_eq!(fs.wasm, Path::new("/tmp/fs.wasm"));
+        assert_eq!(fs.grants, Grants::default());
+        assert_eq!(fs.limits, Limits::default());
+        assert_eq!(fs.config, serde_json::json!({}));
+    }
+
+    #[test]
+    fn everything_is_read() {
+        let config = parse(
+            r#"
+[plugins.fs]
+path = "fs.wasm"
+sha256 = "ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789"
+limits = { memory_mib = 16, timeout_ms = 500 }
+[plugins.fs.grants]
+env = ["HOME"]
+dirs = [{ host = "/tmp", guest = "/w", mode = "read-write" }]
+[plugins.fs.config]
+root = "/w"
+depth = 3
+"#,
+        )
+        .unwrap();
+        let fs = &config.plugins[0];
+        assert_eq!(fs.sha256.as_deref(), Some("abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789"));
+        assert_eq!(fs.limits.memory_bytes, 16 << 20);
+        assert_eq!(fs.limits.timeout, Duration::from_millis(500));
+        assert_eq!(fs.grants.env, ["HOME"]);
+        assert_eq!(fs.grants.dirs[0].mode, DirMode::ReadWrite);
+        assert_eq!(fs.grants.dirs[0].guest, "/w");
+        assert_eq!(fs.config, serde_json::json!({"root": "/w", "depth": 3}));
+    }
+
+    #[test]
+    fn errors_name_file_line_and_key() {
+        let err = parse("[plugins.fs]\npath = \"fs.wasm\"\n[plugins.fs.grants]\ndirz = []\n").unwrap_err();
+        assert_eq!(err.location.map(|l| l.0), Some(4), "{err}");
+        let text = err.to_string();
+        assert!(text.starts_with("/tmp/tiny-harness.toml:4:"), "{text}");
+        assert!(text.contains("dirz"), "{text}");
+        assert!(!text.contains('\n'), "{text}");
+
+        let err = parse("[plugins.fs]\npath = \"fs.wasm\"\nlimits = { memory_mib = 0 }\n").unwrap_err();
+        assert_eq!(err.location.map(|l| l.0), Some(3));
+        assert!(err.to_string().contains("plugins.fs.limits.memory_mib"), "{err}");
+
+        let err = parse("[plugins.Bad]\npath = \"x.wasm\"\n").unwrap_err();
+        assert_eq!(err.location.map(|l| l.0), Some(1));
+        assert!(err.to_string().contains("invalid plugin name"), "{err}");
+
+        let err = parse("[plugins.fs]\npath = \"x.wasm\"\nsha256 = \"abc\"\n").unwrap_err();
+        assert!(err.to_string().contains(":3:") && err.to_string().contains("sha256"), "{err}");
+
+        let err = parse("[plugins.fs]\npath = \"x.wasm\"\n[plugins.fs.grants]\ndirs = [{ host = \"/tmp\", guest = \"rel\" }]\n").unwrap_err();
+        assert!(err.to_string().contains("must be an absolute guest path"), "{err}");
+
+        let err = parse("[plugins.fs]\npath = \"x.wasm\"\n[plugins.fs.grants]\ndirs = [{ host = \"/no/such/dir\", guest = \"/w\" }]\n").unwrap_err();
+        assert!(err.to_string().contains("is not a directory"), "{err}");
+    }
+}

@@ -1,0 +1,110 @@
+//! The library facade: a host built from a config, with its plugins loaded
+//! and their tools registered, ready to invoke.
+//!
+//! Invariant: a plugin is registered whole or not at all. If loading or
+//! registering one plugin fails, the registry holds nothing of it; building
+//! a host from a config fails on the first such plugin.
+
+use std::sync::Arc;
+
+use crate::config::{Config, ConfigError};
+use crate::invoke::{CallOutcome, Invoker, ToolCall};
+use crate::plugin::{LoadError, Plugin, PluginEngine, PluginSpec};
+use crate::registry::{Registry, RegistryError, Source};
+
+/// Why a host could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostError {
+    /// The config is unusable.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A plugin could not be loaded.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// A plugin's tools were refused by the registry.
+    #[error("plugin {plugin}: {source}")]
+    Registry {
+        /// The plugin.
+        plugin: String,
+        /// Why its tools were refused.
+        source: RegistryError,
+    },
+}
+
+/// Builds a registry of plugin tools, one plugin at a time.
+pub struct HostBuilder {
+    engine: PluginEngine,
+    registry: Registry,
+}
+
+impl HostBuilder {
+    /// A builder with a fresh engine and an empty registry.
+    pub fn new() -> Result<Self, HostError> {
+        let engine = PluginEngine::new().map_err(|e| LoadError::Engine(e.to_string()))?;
+        Ok(HostBuilder {
+            engine,
+            registry: Registry::new(),
+        })
+    }
+
+    /// Loads one plugin and registers its tools; on any error nothing of
+    /// the plugin is registered. Returns how many tools it added.
+    pub async fn load_plugin(&mut self, spec: PluginSpec) -> Result<usize, HostError> {
+        let name = spec.name.clone();
+        let (plugin, tools) = Plugin::load(&self.engine, spec).await?;
+        let source = Source::Plugin {
+            plugin: Arc::new(plugin),
+        };
+        self.registry
+            .register_plugin(&name, tools, source)
+            .map_err(|source| HostError::Registry {
+                plugin: name,
+                source,
+            })
+    }
+
+    /// The registry so far.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Finishes the host.
+    pub fn build(self) -> Host {
+        Host {
+            invoker: Invoker::new(Arc::new(self.registry)),
+        }
+    }
+}
+
+/// A host: a registry of tools and the invoker over it.
+#[derive(Debug, Clone)]
+pub struct Host {
+    invoker: Invoker,
+}
+
+impl Host {
+    /// Loads every plugin the config names, in name order.
+    pub async fn from_config(config: &Config) -> Result<Host, HostError> {
+        let mut builder = HostBuilder::new()?;
+        for spec in &config.plugins {
+            builder.load_plugin(spec.clone()).await?;
+        }
+        Ok(builder.build())
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Registry {
+        self.invoker.registry()
+    }
+
+    /// The invoker.
+    pub fn invoker(&self) -> &Invoker {
+        &self.invoker
+    }
+
+    /// Runs one validated call.
+    pub async fn invoke(&self, call: &ToolCall) -> CallOutcome {
+        self.invoker.invoke(call).await
+    }
+}

@@ -1,0 +1,140 @@
+//! The validating invoker: the single path from a model's call to an effect.
+//!
+//! Invariants:
+//! - A name that is not registered runs nothing and yields `unknown_tool`.
+//! - Arguments that fail the tool's input schema never reach the tool and
+//!   yield `invalid_arguments` with every violation's JSON pointer.
+//! - Whatever happens in a source (a trap, a timeout, a memory bomb)
+//!   becomes an error for that one call; the invoker itself never fails.
+//! - Every outcome renders as an untrusted block (see [`crate::render`]).
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::registry::{Registry, Source};
+use crate::render;
+use crate::tool::{CallError, ToolResult};
+
+/// A model's request to run one tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The provider's id for this call, echoed in the rendered block.
+    pub id: String,
+    /// The full registry name, `<plugin>/<server>.<tool>`.
+    pub name: String,
+    /// The arguments, which must satisfy the tool's input schema.
+    pub arguments: serde_json::Value,
+}
+
+/// What one call produced: a result, or an error the model can act on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOutcome {
+    /// The call's id.
+    pub call_id: String,
+    /// The tool name as called.
+    pub tool: String,
+    /// The result, or why there is none.
+    pub result: Result<ToolResult, CallError>,
+}
+
+impl CallOutcome {
+    /// True for an error result: a [`CallError`], or a result the tool
+    /// itself marked as an error.
+    pub fn is_error(&self) -> bool {
+        match &self.result {
+            Ok(result) => result.is_error,
+            Err(_) => true,
+        }
+    }
+
+    /// The outcome as an untrusted block for the model.
+    pub fn render(&self) -> String {
+        match &self.result {
+            Ok(result) => render::render_result(&self.tool, &self.call_id, result),
+            Err(error) => {
+                render::render_error(&self.tool, &self.call_id, error.code(), &error.to_string())
+            }
+        }
+    }
+
+    /// A JSON view of the outcome for machines (`tiny-harness call --json`).
+    pub fn to_json(&self) -> serde_json::Value {
+        #[derive(Serialize)]
+        struct ErrorView<'a> {
+            code: &'a str,
+            message: String,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            violations: Option<&'a [crate::tool::Violation]>,
+        }
+        let mut view = serde_json::json!({
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "is_error": self.is_error(),
+            "rendered": self.render(),
+        });
+        match &self.result {
+            Ok(result) => view["result"] = serde_json::to_value(result).unwrap_or_default(),
+            Err(error) => {
+                let violations = match error {
+                    CallError::InvalidArguments { violations } => Some(violations.as_slice()),
+                    _ => None,
+                };
+                view["error"] = serde_json::to_value(ErrorView {
+                    code: error.code(),
+                    message: error.to_string(),
+                    violations,
+                })
+                .unwrap_or_default();
+            }
+        }
+        view
+    }
+}
+
+/// Validates and dispatches calls against a registry. Cheap to clone and
+/// safe to share between tasks: calls run concurrently.
+#[derive(Debug, Clone)]
+pub struct Invoker {
+    registry: Arc<Registry>,
+}
+
+impl Invoker {
+    /// An invoker over `registry`.
+    pub fn new(registry: Arc<Registry>) -> Self {
+        Invoker { registry }
+    }
+
+    /// The registry it dispatches to.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Runs one call: lookup, validation, then the tool's source.
+    pub async fn invoke(&self, call: &ToolCall) -> CallOutcome {
+        CallOutcome {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            result: self.run(call).await,
+        }
+    }
+
+    async fn run(&self, call: &ToolCall) -> Result<ToolResult, CallError> {
+        let Some(entry) = self.registry.get(&call.name) else {
+            return Err(CallError::UnknownTool {
+                name: call.name.clone(),
+            });
+        };
+        entry
+            .schema
+            .validate(&call.arguments)
+            .map_err(|violations| CallError::InvalidArguments { violations })?;
+        match &entry.source {
+            Source::Plugin { plugin } => {
+                plugin
+                    .call(entry.name.server(), entry.name.tool(), &call.arguments)
+                    .await
+            }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! # tiny-harness-host
+//!
+//! The tool layer of an LLM agent harness. The host keeps the **registry**
+//! of tools, **validates** every call against the tool's input schema, and
+//! renders every result as **untrusted data**. It has no tools of its own:
+//! every tool comes from a **plugin**, a WebAssembly component that runs
+//! sandboxed with exactly the grants its config gives it.
+//!
+//! The path from a model's call to an effect is short and single:
+//!
+//! ```text
+//! ToolCall -> registry lookup      (unknown  -> unknown_tool, nothing runs)
+//!          -> schema validation    (invalid  -> invalid_arguments, nothing runs)
+//!          -> plugin, fresh instance with grants, memory cap and deadline
+//!          -> ToolResult | CallError -> untrusted block (render)
+//! ```
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use tiny_harness_host::{Config, Host, ToolCall};
+//! let config = Config::load("tiny-harness.toml".as_ref())?;
+//! let host = Host::from_config(&config).await?;
+//! let outcome = host
+//!     .invoke(&ToolCall {
+//!         id: "call_1".into(),
+//!         name: "fs/workspace.read_file".into(),
+//!         arguments: serde_json::json!({"path": "README.md"}),
+//!     })
+//!     .await;
+//! println!("{}", outcome.render());
+//! # Ok(()) }
+//! ```
+//!
+//! Modules, lowest layer first: [`tool`] (plain data), [`schema`],
+//! [`registry`], [`plugin`] (everything wasmtime), [`render`], [`invoke`],
+//! [`config`], [`host`] (the facade). The `tiny-harness` binary is a thin
+//! layer over [`host`].
+
+pub mod config;
+pub mod host;
+pub mod invoke;
+pub mod plugin;
+pub mod registry;
+pub mod render;
+pub mod schema;
+pub mod tool;
+
+pub use config::{Config, ConfigError};
+pub use host::{Host, HostBuilder, HostError};
+pub use invoke::{CallOutcome, Invoker, ToolCall};
+pub use plugin::{DirGrant, DirMode, Grants, Limits, LoadError, Plugin, PluginSpec};
+pub use registry::{Registry, RegistryError, ToolName};
+pub use tool::{Annotations, CallError, ContentPart, ToolDefinition, ToolResult};

@@ -1,0 +1,107 @@
+//! The wasmtime engine shared by every plugin: configuration, the linker
+//! with WASI preview 2, and the epoch ticker that enforces call deadlines.
+//!
+//! Invariant: one engine per host. Compiled components, instance pools and
+//! the epoch clock all belong to it, and the ticker thread stops when the
+//! last handle to the engine is dropped.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use wasmtime::component::Linker;
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use super::sandbox::CallState;
+
+/// How often the epoch advances. A running guest is checked (and yields to
+/// the async executor) once per tick, so this bounds both how late a
+/// deadline can fire and how long one guest can hold an executor thread.
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// The most plugin instances alive at once, across all plugins. Concurrent
+/// calls beyond this fail with `unavailable` instead of exhausting memory.
+pub const MAX_CONCURRENT_INSTANCES: u32 = 256;
+
+/// A shareable handle to the engine, its linker and its epoch ticker.
+#[derive(Clone)]
+pub struct PluginEngine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    engine: Engine,
+    linker: Linker<CallState>,
+    ticker_stop: Arc<AtomicBool>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.ticker_stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl PluginEngine {
+    /// Builds the engine: async support, epoch interruption, the pooling
+    /// allocator sized for [`MAX_CONCURRENT_INSTANCES`], and a linker that
+    /// provides WASI preview 2 (and nothing else) to plugins.
+    pub fn new() -> wasmtime::Result<Self> {
+        let mut pool = PoolingAllocationConfig::new();
+        // A Rust component is a few core instances (the program plus
+        // adapter shims), each with at most one memory and a few tables.
+        pool.total_component_instances(MAX_CONCURRENT_INSTANCES)
+            .total_core_instances(MAX_CONCURRENT_INSTANCES * 8)
+            .total_memories(MAX_CONCURRENT_INSTANCES * 2)
+            .total_tables(MAX_CONCURRENT_INSTANCES * 8)
+            .total_stacks(MAX_CONCURRENT_INSTANCES)
+            .max_memories_per_component(4)
+            .max_tables_per_component(16)
+            .max_core_instances_per_component(32);
+        let mut config = Config::new();
+        config
+            .epoch_interruption(true)
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = Engine::new(&config)?;
+
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+
+        let ticker_stop = Arc::new(AtomicBool::new(false));
+        spawn_ticker(engine.weak(), ticker_stop.clone()).map_err(|e| {
+            // Without a ticker deadlines would never fire: refuse to run.
+            wasmtime::Error::msg(format!("cannot start the epoch ticker thread: {e}"))
+        })?;
+        Ok(PluginEngine {
+            inner: Arc::new(Inner {
+                engine,
+                linker,
+                ticker_stop,
+            }),
+        })
+    }
+
+    /// The wasmtime engine.
+    pub fn engine(&self) -> &Engine {
+        &self.inner.engine
+    }
+
+    /// The linker every plugin is instantiated through.
+    pub fn linker(&self) -> &Linker<CallState> {
+        &self.inner.linker
+    }
+}
+
+fn spawn_ticker(engine: wasmtime::EngineWeak, stop: Arc<AtomicBool>) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("tiny-harness-epoch".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(EPOCH_TICK);
+                match engine.upgrade() {
+                    Some(engine) => engine.increment_epoch(),
+                    None => break,
+                }
+            }
+        })
+        .map(drop)
+}

@@ -1,0 +1,460 @@
+//! Plugins: WebAssembly components that supply tools, run sandboxed.
+//!
+//! Invariants:
+//! - A plugin is compiled and linked once ([`Plugin::load`] builds an
+//!   `InstancePre`); every call then runs in a fresh `Store` and instance,
+//!   so no call sees what another left in memory, and a crash ends only the
+//!   call that caused it.
+//! - A plugin reaches nothing but what its [`Grants`] allow (see
+//!   [`sandbox`]), and no call outlives its [`Limits`]: the epoch deadline
+//!   stops a running guest, and a host-side timeout stops a guest blocked
+//!   in a host call.
+//! - Everything a plugin returns is checked before it is trusted as a value
+//!   (JSON parts must parse, schemas must compile) and is rendered as
+//!   untrusted data.
+
+pub mod bindings;
+pub mod engine;
+pub mod sandbox;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+use wasmtime::component::Component;
+use wasmtime::{Store, Trap, UpdateDeadline};
+
+pub use engine::PluginEngine;
+pub use sandbox::{CallState, DirGrant, DirMode, Grants, Limits};
+
+use crate::registry::PendingTool;
+use crate::tool::{Annotations, CallError, ContentPart, ToolDefinition, ToolResult};
+use bindings::PluginPre;
+
+/// The WIT world a plugin must export, as reported in errors.
+pub const WORLD: &str = "tiny-harness:plugin/plugin@0.1.0";
+
+/// How a plugin is to be loaded: everything the host config says about it.
+#[derive(Debug, Clone)]
+pub struct PluginSpec {
+    /// The name the host config gives it: the first part of its tool names.
+    pub name: String,
+    /// The `.wasm` component file.
+    pub wasm: PathBuf,
+    /// If set, the component's sha256 (64 hex digits) must match.
+    pub sha256: Option<String>,
+    /// What it may touch.
+    pub grants: Grants,
+    /// How much one call may use.
+    pub limits: Limits,
+    /// Its own configuration, passed to `register` and every `call`.
+    pub config: serde_json::Value,
+}
+
+/// Why a plugin could not be loaded. Nothing of it is registered.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The component file cannot be read.
+    #[error("plugin {plugin}: cannot read {}: {source}", .path.display())]
+    Read {
+        /// The plugin's name.
+        plugin: String,
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file's sha256 differs from the pinned one.
+    #[error("plugin {plugin}: sha256 mismatch for {}: the config pins {expected} but the file is {actual}; rebuild the right file or update the pin", .path.display())]
+    HashMismatch {
+        /// The plugin's name.
+        plugin: String,
+        /// The file.
+        path: PathBuf,
+        /// The pinned digest.
+        expected: String,
+        /// The file's digest.
+        actual: String,
+    },
+    /// The file is not a WebAssembly component.
+    #[error("plugin {plugin}: {} is not a WebAssembly component: {reason}", .path.display())]
+    NotAComponent {
+        /// The plugin's name.
+        plugin: String,
+        /// The file.
+        path: PathBuf,
+        /// What it is instead.
+        reason: String,
+    },
+    /// The component does not target the plugin world (or needs imports the
+    /// host does not provide).
+    #[error("plugin {plugin}: {} does not fit the {WORLD} world: {reason}", .path.display())]
+    WrongWorld {
+        /// The plugin's name.
+        plugin: String,
+        /// The file.
+        path: PathBuf,
+        /// What does not fit.
+        reason: String,
+    },
+    /// `register` returned an error or failed to run.
+    #[error("plugin {plugin}: register failed: {reason}")]
+    Register {
+        /// The plugin's name.
+        plugin: String,
+        /// The plugin's message, or how it failed.
+        reason: String,
+    },
+    /// `register` returned something the host refuses.
+    #[error("plugin {plugin}: invalid registration: {reason}")]
+    InvalidRegistration {
+        /// The plugin's name.
+        plugin: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The engine could not be built.
+    #[error("cannot start the WebAssembly engine: {0}")]
+    Engine(String),
+}
+
+/// A loaded plugin: compiled, linked, registered, ready for calls.
+pub struct Plugin {
+    name: String,
+    engine: PluginEngine,
+    pre: PluginPre<CallState>,
+    grants: Grants,
+    limits: Limits,
+    config_json: String,
+    sha256: String,
+}
+
+impl std::fmt::Debug for Plugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugin")
+            .field("name", &self.name)
+            .field("sha256", &self.sha256)
+            .field("grants", &self.grants)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Plugin {
+    /// Reads, checks, compiles and links the component, then runs its
+    /// `register` in a sandbox with the plugin's grants. Returns the plugin
+    /// and the tools it offers (not yet registered).
+    pub async fn load(
+        engine: &PluginEngine,
+        spec: PluginSpec,
+    ) -> Result<(Plugin, Vec<PendingTool>), LoadError> {
+        let name = spec.name.clone();
+        let bytes = std::fs::read(&spec.wasm).map_err(|source| LoadError::Read {
+            plugin: name.clone(),
+            path: spec.wasm.clone(),
+            source,
+        })?;
+        let actual = hex::encode(Sha256::digest(&bytes));
+        if let Some(expected) = &spec.sha256
+            && !expected.eq_ignore_ascii_case(&actual)
+        {
+            return Err(LoadError::HashMismatch {
+                plugin: name,
+                path: spec.wasm,
+                expected: expected.clone(),
+                actual,
+            });
+        }
+        check_component_header(&bytes).map_err(|reason| LoadError::NotAComponent {
+            plugin: name.clone(),
+            path: spec.wasm.clone(),
+            reason,
+        })?;
+        let wrong_world = |reason: String| LoadError::WrongWorld {
+            plugin: name.clone(),
+            path: spec.wasm.clone(),
+            reason,
+        };
+        let component = Component::new(engine.engine(), &bytes)
+            .map_err(|e| wrong_world(format!("it does not compile: {}", error_chain(&e))))?;
+        let instance_pre = engine
+            .linker()
+            .instantiate_pre(&component)
+            .map_err(|e| wrong_world(error_chain(&e)))?;
+        let pre = PluginPre::new(instance_pre).map_err(|e| wrong_world(error_chain(&e)))?;
+
+        let plugin = Plugin {
+            name: name.clone(),
+            engine: engine.clone(),
+            pre,
+            grants: spec.grants,
+            limits: spec.limits,
+            config_json: spec.config.to_string(),
+            sha256: actual,
+        };
+        let registration = plugin.run_register().await?;
+        let tools = convert_registration(registration)
+            .map_err(|reason| LoadError::InvalidRegistration { plugin: name, reason })?;
+        Ok((plugin, tools))
+    }
+
+    /// The name the host config gives this plugin.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The sha256 of the component file, as 64 hex digits.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+
+    /// What the plugin may touch.
+    pub fn grants(&self) -> &Grants {
+        &self.grants
+    }
+
+    /// How much one call may use.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    async fn run_register(&self) -> Result<bindings::Registration, LoadError> {
+        let register_error = |reason: String| LoadError::Register {
+            plugin: self.name.clone(),
+            reason,
+        };
+        let outcome = self
+            .run(async |plugin, store| {
+                plugin.call_register(store, &self.config_json).await
+            })
+            .await
+            .map_err(|e| register_error(e.to_string()))?;
+        outcome.map_err(register_error)
+    }
+
+    /// Runs one tool of this plugin in a fresh instance. `arguments` must
+    /// already be validated against the tool's input schema.
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> Result<ToolResult, CallError> {
+        let arguments = arguments.to_string();
+        let outcome = self
+            .run(async |plugin, store| {
+                plugin
+                    .call_call(store, &self.config_json, server, tool, &arguments)
+                    .await
+            })
+            .await?;
+        match outcome {
+            Ok(result) => convert_result(result),
+            Err(error) => Err(convert_call_error(error)),
+        }
+    }
+
+    /// Instantiates the plugin in a fresh store and runs `f` under the
+    /// plugin's limits, classifying every way it can fail.
+    async fn run<R>(
+        &self,
+        f: impl AsyncFnOnce(&bindings::Plugin, &mut Store<CallState>) -> wasmtime::Result<R>,
+    ) -> Result<R, CallError> {
+        let state = CallState::new(&self.grants, &self.limits)
+            .map_err(|e| CallError::Unavailable(e.to_string()))?;
+        let mut store = Store::new(self.engine.engine(), state);
+        store.limiter(|state| &mut state.cap);
+        let limit = self.limits.timeout;
+        let deadline = Instant::now() + limit;
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            if Instant::now() >= deadline {
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                // Yield at every tick so that one busy guest cannot hold an
+                // executor thread and starve other calls.
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+
+        let work = async {
+            let instance = self.pre.instantiate_async(&mut store).await;
+            match instance {
+                Ok(instance) => Ok(f(&instance, &mut store).await),
+                Err(e) => Err(e),
+            }
+        };
+        // The epoch deadline stops a guest that is running; this stops one
+        // that is blocked in a host call (a slow read, say). The grace lets
+        // the epoch fire first, so that it names the cause.
+        let grace = engine::EPOCH_TICK * 5;
+        let outcome = match tokio::time::timeout(limit + grace, work).await {
+            Err(_) => return Err(CallError::Timeout { limit }),
+            Ok(Err(instantiate_error)) => {
+                return Err(self.classify(&store, instantiate_error, true));
+            }
+            Ok(Ok(outcome)) => outcome,
+        };
+        outcome.map_err(|e| self.classify(&store, e, false))
+    }
+
+    fn classify(
+        &self,
+        store: &Store<CallState>,
+        error: wasmtime::Error,
+        instantiating: bool,
+    ) -> CallError {
+        if store.data().cap.hit {
+            return CallError::MemoryLimit {
+                limit_bytes: self.limits.memory_bytes,
+            };
+        }
+        if let Some(trap) = error.downcast_ref::<Trap>() {
+            if *trap == Trap::Interrupt {
+                return CallError::Timeout {
+                    limit: self.limits.timeout,
+                };
+            }
+            let stderr = store.data().stderr_tail(2048);
+            let mut message = trap.to_string();
+            if !stderr.is_empty() {
+                message.push_str(": ");
+                message.push_str(&stderr);
+            }
+            return CallError::Trapped(message);
+        }
+        if instantiating {
+            return CallError::Unavailable(format!(
+                "cannot start an instance of plugin {}: {}",
+                self.name,
+                error_chain(&error)
+            ));
+        }
+        CallError::Trapped(error_chain(&error))
+    }
+}
+
+/// The error and its causes on one line.
+fn error_chain(error: &wasmtime::Error) -> String {
+    let mut out = error.to_string();
+    for cause in error.chain().skip(1) {
+        out.push_str(": ");
+        out.push_str(&cause.to_string());
+    }
+    out
+}
+
+/// Tells a component from a core module or a file that is not WebAssembly.
+fn check_component_header(bytes: &[u8]) -> Result<(), String> {
+    const MAGIC: &[u8] = b"\0asm";
+    if bytes.len() < 8 || &bytes[..4] != MAGIC {
+        return Err("the file is not WebAssembly (no \\0asm header)".into());
+    }
+    // Bytes 4..8: version and layer. Core modules are layer 0, components
+    // layer 1.
+    match (bytes[6], bytes[7]) {
+        (0, 0) => Err(
+            "it is a core WebAssembly module; build the plugin for wasm32-wasip2, which makes a component"
+                .into(),
+        ),
+        (1, 0) => Ok(()),
+        _ => Err("it has an unknown WebAssembly layer".into()),
+    }
+}
+
+fn convert_registration(reg: bindings::Registration) -> Result<Vec<PendingTool>, String> {
+    if let Some(source) = reg.mcp_sources.first() {
+        return Err(format!(
+            "it declares MCP source {:?}, and this host does not support MCP sources yet",
+            source.name
+        ));
+    }
+    let mut tools = Vec::new();
+    for server in reg.servers {
+        for tool in server.tools {
+            let input_schema = parse_schema(&tool.input_schema)
+                .map_err(|e| format!("tool {:?} has an input schema that is not JSON: {e}", tool.name))?;
+            let output_schema = tool
+                .output_schema
+                .as_deref()
+                .map(parse_schema)
+                .transpose()
+                .map_err(|e| format!("tool {:?} has an output schema that is not JSON: {e}", tool.name))?;
+            let a = tool.annotations;
+            tools.push(PendingTool {
+                server: server.name.clone(),
+                definition: ToolDefinition {
+                    name: tool.name,
+                    description: tool.description,
+                    input_schema,
+                    output_schema,
+                    annotations: Annotations {
+                        read_only: a.read_only,
+                        idempotent: a.idempotent,
+                        destructive: a.destructive,
+                        open_world: a.open_world,
+                    },
+                },
+            });
+        }
+    }
+    Ok(tools)
+}
+
+fn parse_schema(text: &str) -> Result<serde_json::Value, serde_json::Error> {
+    serde_json::from_str(text)
+}
+
+fn convert_result(result: bindings::CallResult) -> Result<ToolResult, CallError> {
+    let content = result
+        .content
+        .into_iter()
+        .enumerate()
+        .map(|(index, part)| match part {
+            bindings::ContentPart::Text(text) => Ok(ContentPart::Text { text }),
+            bindings::ContentPart::Json(json) => serde_json::from_str(&json.data)
+                .map(|data| ContentPart::Json {
+                    media_type: json.media_type,
+                    data,
+                })
+                .map_err(|e| {
+                    CallError::InvalidOutput(format!("part {} is not valid JSON: {e}", index + 1))
+                }),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ToolResult {
+        content,
+        is_error: result.is_error,
+    })
+}
+
+fn convert_call_error(error: bindings::CallError) -> CallError {
+    match error {
+        bindings::CallError::UnknownTool(m) => CallError::Failed(format!(
+            "the plugin does not recognise this tool: {m}"
+        )),
+        bindings::CallError::InvalidArguments(m) => CallError::RejectedArguments(m),
+        bindings::CallError::Denied(m) => CallError::Denied(m),
+        bindings::CallError::Failed(m) => CallError::Failed(m),
+    }
+}
+
+/// The sha256 of a file, as 64 hex digits (for writing pins).
+pub fn file_sha256(path: &Path) -> std::io::Result<String> {
+    Ok(hex::encode(Sha256::digest(std::fs::read(path)?)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_tell_components_from_modules() {
+        assert!(check_component_header(b"\0asm\x0d\x00\x01\x00rest").is_ok());
+        let module = check_component_header(b"\0asm\x01\x00\x00\x00").unwrap_err();
+        assert!(module.contains("core WebAssembly module"), "{module}");
+        assert!(check_component_header(b"#!/bin/sh\n").unwrap_err().contains("not WebAssembly"));
+        assert!(check_component_header(b"").is_err());
+    }
+}

@@ -1,0 +1,299 @@
+//! The registry: every tool the model may call, by its full name.
+//!
+//! Invariants:
+//! - A new registry is empty. The host has no tools of its own; a tool
+//!   exists only once a source (a plugin) supplies it.
+//! - A tool's name is `<plugin>/<server>.<tool>`. The plugin part comes from
+//!   the host config, never from the plugin, so a plugin cannot pose as
+//!   another. Names are resolved by map lookup on the whole string, never by
+//!   splitting it.
+//! - A source's tools are registered all together or not at all: a bad
+//!   name, a duplicate or a schema that does not compile refuses the whole
+//!   batch and leaves the registry as it was.
+//! - Every input schema is compiled here, once.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+use crate::schema::{CompiledSchema, SchemaHash};
+use crate::tool::ToolDefinition;
+
+/// The longest plugin or server name.
+pub const MAX_SEGMENT_LEN: usize = 64;
+/// The longest tool name (MCP's limit).
+pub const MAX_TOOL_NAME_LEN: usize = 128;
+
+/// A tool's full name, with its parts kept apart so that nothing ever needs
+/// to split the string.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ToolName {
+    full: String,
+    plugin: String,
+    server: String,
+    tool: String,
+}
+
+impl ToolName {
+    /// Checks each part and builds the name.
+    pub fn new(plugin: &str, server: &str, tool: &str) -> Result<Self, RegistryError> {
+        check_segment("plugin", plugin)?;
+        check_segment("server", server)?;
+        check_tool_name(tool)?;
+        Ok(ToolName {
+            full: format!("{plugin}/{server}.{tool}"),
+            plugin: plugin.to_owned(),
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+        })
+    }
+
+    /// `<plugin>/<server>.<tool>`.
+    pub fn as_str(&self) -> &str {
+        &self.full
+    }
+    /// The plugin part, as the host config names it.
+    pub fn plugin(&self) -> &str {
+        &self.plugin
+    }
+    /// The server part.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+    /// The tool part, as the source knows it.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+}
+
+impl fmt::Display for ToolName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.full)
+    }
+}
+
+/// Checks a plugin or server name: 1 to 64 characters of `[a-z0-9_-]`.
+pub fn check_segment(what: &'static str, name: &str) -> Result<(), RegistryError> {
+    let ok_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-';
+    let reason = if name.is_empty() {
+        Some("it is empty".to_owned())
+    } else if name.len() > MAX_SEGMENT_LEN {
+        Some(format!("it is longer than {MAX_SEGMENT_LEN} characters"))
+    } else {
+        name.chars()
+            .find(|c| !ok_char(*c))
+            .map(|c| format!("{c:?} is not allowed; use only a-z, 0-9, '_' and '-'"))
+    };
+    match reason {
+        None => Ok(()),
+        Some(reason) => Err(RegistryError::InvalidName {
+            what,
+            name: name.to_owned(),
+            reason,
+        }),
+    }
+}
+
+/// Checks a tool name: 1 to 128 characters of `[A-Za-z0-9_.-]`.
+pub fn check_tool_name(name: &str) -> Result<(), RegistryError> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
+    let reason = if name.is_empty() {
+        Some("it is empty".to_owned())
+    } else if name.len() > MAX_TOOL_NAME_LEN {
+        Some(format!("it is longer than {MAX_TOOL_NAME_LEN} characters"))
+    } else {
+        name.chars()
+            .find(|c| !ok_char(*c))
+            .map(|c| format!("{c:?} is not allowed; use only A-Z, a-z, 0-9, '_', '.' and '-'"))
+    };
+    match reason {
+        None => Ok(()),
+        Some(reason) => Err(RegistryError::InvalidName {
+            what: "tool",
+            name: name.to_owned(),
+            reason,
+        }),
+    }
+}
+
+/// Where a registered tool runs.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum Source {
+    /// A sandboxed WebAssembly plugin; `server` and `tool` are the names the
+    /// plugin knows the tool by.
+    Plugin {
+        /// The loaded plugin.
+        plugin: Arc<crate::plugin::Plugin>,
+    },
+}
+
+impl fmt::Debug for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Plugin { plugin } => write!(f, "Plugin({})", plugin.name()),
+        }
+    }
+}
+
+/// A tool offered for registration.
+#[derive(Debug)]
+pub struct PendingTool {
+    /// The server part of its name.
+    pub server: String,
+    /// The definition, as the source gave it.
+    pub definition: ToolDefinition,
+}
+
+/// A registered tool.
+#[derive(Debug)]
+pub struct RegisteredTool {
+    /// Its full name.
+    pub name: ToolName,
+    /// Its definition, as the source gave it.
+    pub definition: ToolDefinition,
+    /// Its compiled input schema.
+    pub schema: CompiledSchema,
+    /// Where it runs.
+    pub source: Source,
+}
+
+impl RegisteredTool {
+    /// The sha256 of the input schema's canonical JSON.
+    pub fn schema_hash(&self) -> &SchemaHash {
+        self.schema.hash()
+    }
+}
+
+/// Why a registration was refused. Nothing of the refused batch remains.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// A plugin, server or tool name breaks the naming rules.
+    #[error("invalid {what} name {name:?}: {reason}")]
+    InvalidName {
+        /// `plugin`, `server` or `tool`.
+        what: &'static str,
+        /// The offending name.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The full name is already taken.
+    #[error("duplicate tool {0}: each <plugin>/<server>.<tool> must be unique")]
+    Duplicate(String),
+    /// A tool's input schema does not compile.
+    #[error("tool {name} has an invalid input schema: {reason}")]
+    InvalidSchema {
+        /// The tool's full name.
+        name: String,
+        /// Why it does not compile.
+        reason: String,
+    },
+    /// A plugin of this name is already registered.
+    #[error("plugin {0:?} is already registered")]
+    DuplicatePlugin(String),
+}
+
+/// Every callable tool, by full name.
+#[derive(Debug, Default)]
+pub struct Registry {
+    tools: BTreeMap<String, Arc<RegisteredTool>>,
+    plugins: HashSet<String>,
+}
+
+impl Registry {
+    /// An empty registry: no tool exists until a source supplies it.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers all of one plugin's tools, or none of them.
+    ///
+    /// `plugin` is the name from the host config. Every name is checked,
+    /// every schema compiled and every duplicate refused before anything is
+    /// inserted.
+    pub fn register_plugin(
+        &mut self,
+        plugin: &str,
+        tools: Vec<PendingTool>,
+        source: Source,
+    ) -> Result<usize, RegistryError> {
+        check_segment("plugin", plugin)?;
+        if self.plugins.contains(plugin) {
+            return Err(RegistryError::DuplicatePlugin(plugin.to_owned()));
+        }
+        let mut batch: BTreeMap<String, Arc<RegisteredTool>> = BTreeMap::new();
+        for pending in tools {
+            let name = ToolName::new(plugin, &pending.server, &pending.definition.name)?;
+            if self.tools.contains_key(name.as_str()) || batch.contains_key(name.as_str()) {
+                return Err(RegistryError::Duplicate(name.full));
+            }
+            let schema = CompiledSchema::compile(&pending.definition.input_schema).map_err(|e| {
+                RegistryError::InvalidSchema {
+                    name: name.full.clone(),
+                    reason: e.to_string(),
+                }
+            })?;
+            let entry = RegisteredTool {
+                name,
+                definition: pending.definition,
+                schema,
+                source: source.clone(),
+            };
+            batch.insert(entry.name.full.clone(), Arc::new(entry));
+        }
+        let count = batch.len();
+        self.tools.extend(batch);
+        self.plugins.insert(plugin.to_owned());
+        Ok(count)
+    }
+
+    /// The tool of this exact full name.
+    pub fn get(&self, name: &str) -> Option<&Arc<RegisteredTool>> {
+        self.tools.get(name)
+    }
+
+    /// Every tool, ordered by name.
+    pub fn tools(&self) -> impl Iterator<Item = &Arc<RegisteredTool>> {
+        self.tools.values()
+    }
+
+    /// How many tools are registered.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// True when no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_checked_per_part() {
+        let name = ToolName::new("fs", "workspace", "read_file").unwrap();
+        assert_eq!(name.as_str(), "fs/workspace.read_file");
+        assert_eq!((name.plugin(), name.server(), name.tool()), ("fs", "workspace", "read_file"));
+        assert!(ToolName::new("Fs", "workspace", "x").is_err());
+        assert!(ToolName::new("fs", "work.space", "x").is_err());
+        assert!(ToolName::new("fs", "workspace", "bad name").is_err());
+        assert!(ToolName::new("fs", "workspace", "").is_err());
+        assert!(ToolName::new("fs", "workspace", &"a".repeat(129)).is_err());
+        assert!(ToolName::new("fs", "workspace", &"a".repeat(128)).is_ok());
+        assert!(ToolName::new("fs", "workspace", "v1.Read-file_2").is_ok());
+        assert!(ToolName::new(&"p".repeat(65), "s", "t").is_err());
+    }
+
+    #[test]
+    fn a_new_registry_is_empty() {
+        let registry = Registry::new();
+        assert!(registry.is_empty());
+        assert_eq!(registry.tools().count(), 0);
+        assert!(registry.get("fs/workspace.read_file").is_none());
+    }
+}

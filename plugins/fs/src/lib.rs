@@ -1,0 +1,206 @@
+//! `fs`: the tiny-harness filesystem plugin, server `workspace`.
+//!
+//! Tools: `read_file`, `write_file`, `list_dir`, `stat` and `search`. A
+//! relative `path` argument is joined onto the configured `root` (default
+//! `/workspace`); an absolute path is used as given.
+//!
+//! Guarantees:
+//! - The plugin never decides which paths are allowed: it neither normalises
+//!   nor rejects `..` or absolute paths. The WASI sandbox (the directories
+//!   the host grants) is what refuses them; a refusal becomes a `denied`
+//!   call error, any other io error an error result naming the path. (An
+//!   absolute path outside every grant fails as "No such file or
+//!   directory": WASI has no directory to even look in. A `..` that climbs
+//!   out of a grant, or a write to a read-only grant, is refused.)
+//! - Walks (`list_dir` with `recursive`, `search`) never follow symlinks,
+//!   visit entries in a deterministic order, and stop at their limits.
+//! - Text is returned as found in the file (line endings kept); invalid
+//!   UTF-8 is replaced with U+FFFD, and files that look binary are refused.
+//! - Only `write_file` changes anything. (`stat` opens a regular file for
+//!   writing, without creating or truncating it, to learn whether the
+//!   sandbox lets it be written: WASI reports no permission bits.)
+
+mod defs;
+mod files;
+mod tree;
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+/// Bindings generated from `wit/plugin.wit`. Clippy is silenced here only:
+/// the generated export glue has a function with more arguments than it likes.
+#[allow(clippy::too_many_arguments)]
+mod bindings {
+    wit_bindgen::generate!({ world: "plugin", path: "../../wit" });
+}
+
+use bindings::tiny_harness::plugin::types::{ContentPart, JsonData, ServerDefinition};
+use bindings::{CallError, CallResult, Guest, Registration};
+
+/// The server every tool of this plugin belongs to.
+const SERVER: &str = "workspace";
+
+/// The root a relative path is joined onto when the config names none.
+const DEFAULT_ROOT: &str = "/workspace";
+
+/// The plugin's config: the host's `[plugins.<name>.config]` table.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    /// The directory relative paths are joined onto.
+    #[serde(default = "default_root")]
+    root: String,
+}
+
+/// The default for [`Config::root`].
+fn default_root() -> String {
+    DEFAULT_ROOT.into()
+}
+
+impl Config {
+    /// Parses the config JSON, saying what to fix when it is wrong.
+    fn parse(config: &str) -> Result<Self, String> {
+        serde_json::from_str(config).map_err(|err| {
+            format!(
+                "invalid fs plugin config: {err}; the only key is `root`, a string naming \
+                 the directory relative paths are joined onto (default \"{DEFAULT_ROOT}\")"
+            )
+        })
+    }
+}
+
+/// The component's implementation of the `plugin` world.
+struct Fs;
+
+impl Guest for Fs {
+    /// Checks the config and returns the `workspace` server.
+    fn register(config: String) -> Result<Registration, String> {
+        Config::parse(&config)?;
+        Ok(Registration {
+            servers: vec![ServerDefinition {
+                name: SERVER.into(),
+                tools: defs::definitions(),
+            }],
+            mcp_sources: Vec::new(),
+        })
+    }
+
+    /// Runs one `workspace` tool.
+    fn call(
+        config: String,
+        server: String,
+        tool: String,
+        arguments: String,
+    ) -> Result<CallResult, CallError> {
+        let config = Config::parse(&config).map_err(CallError::Failed)?;
+        if server != SERVER {
+            return Err(CallError::UnknownTool(format!(
+                "the fs plugin has no server {server:?}; its only server is {SERVER:?}"
+            )));
+        }
+        let root = Path::new(&config.root);
+        match tool.as_str() {
+            "read_file" => files::read_file(root, args(&arguments)?),
+            "write_file" => files::write_file(root, args(&arguments)?),
+            "stat" => files::stat(root, args(&arguments)?),
+            "list_dir" => tree::list_dir(root, args(&arguments)?),
+            "search" => tree::search(root, args(&arguments)?),
+            other => Err(CallError::UnknownTool(format!(
+                "the {SERVER} server has no tool {other:?}; its tools are read_file, \
+                 write_file, list_dir, stat and search"
+            ))),
+        }
+    }
+}
+
+bindings::export!(Fs with_types_in bindings);
+
+/// Parses a call's arguments (the host has validated them already; this
+/// only guards against a host that did not).
+fn args<T: DeserializeOwned>(arguments: &str) -> Result<T, CallError> {
+    serde_json::from_str(arguments)
+        .map_err(|err| CallError::InvalidArguments(format!("bad arguments: {err}")))
+}
+
+/// Checks that an integer argument lies in `min..=max`.
+fn check_range(name: &str, value: u64, min: u64, max: u64) -> Result<(), CallError> {
+    if (min..=max).contains(&value) {
+        Ok(())
+    } else if max == u64::MAX {
+        Err(CallError::InvalidArguments(format!(
+            "`{name}` must be at least {min}, not {value}"
+        )))
+    } else {
+        Err(CallError::InvalidArguments(format!(
+            "`{name}` must be from {min} to {max}, not {value}"
+        )))
+    }
+}
+
+/// The path a tool argument names: joined onto `root` when relative, as
+/// given when absolute. `.` and the empty path name `root` itself. Nothing
+/// is normalised: the sandbox decides what may be reached.
+fn resolve(root: &Path, path: &str) -> PathBuf {
+    match path {
+        "" | "." => root.to_path_buf(),
+        _ => root.join(path),
+    }
+}
+
+/// Whether an io error is the sandbox (or the host's permissions) refusing
+/// access rather than, say, a missing file.
+fn is_denial(err: &io::Error) -> bool {
+    if err.kind() == io::ErrorKind::PermissionDenied {
+        return true;
+    }
+    let message = err.to_string();
+    [
+        "not capable",
+        "Capabilities insufficient",
+        "Operation not permitted",
+    ]
+    .iter()
+    .any(|needle| message.contains(needle))
+}
+
+/// Turns an io error on `path` into the tool's outcome: a `denied` call
+/// error when the sandbox refused, else an error result for the model.
+/// `action` is the verb for the message ("read", "write", ...).
+fn io_failure(action: &str, path: &Path, err: io::Error) -> Result<CallResult, CallError> {
+    let message = format!("cannot {action} {}: {err}", path.display());
+    if is_denial(&err) {
+        Err(CallError::Denied(format!(
+            "{message}; the sandbox grants this plugin access only to the directories \
+             the host config lists"
+        )))
+    } else {
+        error_result(message)
+    }
+}
+
+/// An error result (shown to the model) with one text part.
+fn error_result(text: String) -> Result<CallResult, CallError> {
+    Ok(CallResult {
+        content: vec![ContentPart::Text(text)],
+        is_error: true,
+    })
+}
+
+/// A JSON content part holding `value`.
+fn json_part(value: &serde_json::Value) -> ContentPart {
+    ContentPart::Json(JsonData {
+        media_type: "application/json".into(),
+        data: value.to_string(),
+    })
+}
+
+/// A successful result with these parts.
+fn ok(content: Vec<ContentPart>) -> Result<CallResult, CallError> {
+    Ok(CallResult {
+        content,
+        is_error: false,
+    })
+}

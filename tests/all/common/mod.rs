@@ -1,0 +1,122 @@
+//! Shared fixtures: where the built plugins are, and hosts made of them.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tiny_harness_host::{
+    CallOutcome, DirGrant, DirMode, Grants, Host, HostBuilder, Limits, PluginSpec, ToolCall,
+};
+
+/// The directory the host's build script leaves the plugins in.
+pub fn plugin_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/wasm-plugins/wasm32-wasip2/release")
+}
+
+/// The built component of plugin `name` (`fs`, `hostile`, `not_a_plugin`).
+pub fn plugin_wasm(name: &str) -> PathBuf {
+    let path = plugin_dir().join(format!("{name}.wasm"));
+    assert!(path.is_file(), "{} is missing: the host build script builds it", path.display());
+    path
+}
+
+/// A spec for `wasm` under `name` that grants nothing.
+pub fn spec(name: &str, wasm: &str) -> PluginSpec {
+    PluginSpec {
+        name: name.into(),
+        wasm: plugin_wasm(wasm),
+        sha256: None,
+        grants: Grants::default(),
+        limits: Limits::default(),
+        config: serde_json::json!({}),
+    }
+}
+
+/// The hostile test plugin in registration `mode`.
+pub fn hostile(mode: &str) -> PluginSpec {
+    let mut spec = spec("hostile", "hostile");
+    spec.config = serde_json::json!({ "mode": mode });
+    spec
+}
+
+/// The fs plugin with one directory granted at `/workspace`.
+pub fn fs_over(dir: &Path, mode: DirMode) -> PluginSpec {
+    let mut spec = spec("fs", "fs");
+    spec.grants.dirs.push(DirGrant {
+        host: dir.to_owned(),
+        guest: "/workspace".into(),
+        mode,
+    });
+    spec
+}
+
+/// Limits short enough for tests that hit them on purpose.
+pub fn tight_limits() -> Limits {
+    Limits {
+        memory_bytes: 32 << 20,
+        timeout: Duration::from_millis(300),
+    }
+}
+
+/// A host with exactly these plugins.
+pub async fn host(specs: Vec<PluginSpec>) -> Host {
+    let mut builder = HostBuilder::new().expect("engine");
+    for spec in specs {
+        let name = spec.name.clone();
+        builder
+            .load_plugin(spec)
+            .await
+            .unwrap_or_else(|e| panic!("loading {name}: {e}"));
+    }
+    builder.build()
+}
+
+/// Calls `name` with `arguments`.
+pub async fn call(host: &Host, name: &str, arguments: serde_json::Value) -> CallOutcome {
+    host.invoke(&ToolCall {
+        id: "test-call".into(),
+        name: name.into(),
+        arguments,
+    })
+    .await
+}
+
+/// The text of every text part, concatenated.
+pub fn text_of(outcome: &CallOutcome) -> String {
+    let result = outcome
+        .result
+        .as_ref()
+        .unwrap_or_else(|e| panic!("expected a result, got {} error: {e}", e.code()));
+    result
+        .content
+        .iter()
+        .filter_map(|p| match p {
+            tiny_harness_host::ContentPart::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The first JSON part's document.
+pub fn json_of(outcome: &CallOutcome) -> serde_json::Value {
+    let result = outcome
+        .result
+        .as_ref()
+        .unwrap_or_else(|e| panic!("expected a result, got {} error: {e}", e.code()));
+    result
+        .content
+        .iter()
+        .find_map(|p| match p {
+            tiny_harness_host::ContentPart::Json { data, .. } => Some(data.clone()),
+            _ => None,
+        })
+        .expect("a JSON part")
+}
+
+/// The error code of a failed call.
+pub fn error_code(outcome: &CallOutcome) -> &'static str {
+    match &outcome.result {
+        Ok(r) => panic!("expected an error, got a result: {r:?}"),
+        Err(e) => e.code(),
+    }
+}

@@ -1,0 +1,14 @@
+//! Integration tests: the real plugins from `plugins/`, built for
+//! wasm32-wasip2 by the host's build script, run under wasmtime.
+//!
+//! One test binary with a module per feature, so it links once.
+
+mod common;
+
+mod fs_tools;
+mod isolation;
+mod load_errors;
+mod registration;
+mod render;
+mod sandbox;
+mod validation;
