@@ -150,6 +150,7 @@ fn random_hex() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tool::ContentPart;
 
     fn nonce_of(block: &str) -> &str {
         let rest = block.strip_prefix("<tool-result-").unwrap();

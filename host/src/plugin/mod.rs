@@ -316,7 +316,7 @@ impl Plugin {
                     limit: self.limits.timeout,
                 };
             }
-            let stderr = store.data().stderr_tail(2048);
+            let stderr = one_line(&store.data().stderr_tail(2048));
             let mut message = trap.to_string();
             if !stderr.is_empty() {
                 message.push_str(": ");
@@ -333,6 +333,17 @@ impl Plugin {
         }
         CallError::Trapped(error_chain(&error))
     }
+}
+
+/// A guest's stderr as one line: lines joined by spaces, without Rust's
+/// "run with RUST_BACKTRACE" hint (the guest has no way to act on it).
+fn one_line(stderr: &str) -> String {
+    stderr
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with("note: run with `RUST_BACKTRACE"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The error and its causes on one line.

@@ -1,0 +1,145 @@
+//! A plugin that traps, spins or bombs memory fails that one call; the host,
+//! the other plugins and the same plugin's next call go on.
+
+use std::time::{Duration, Instant};
+
+use tiny_harness_host::{CallError, Host};
+
+use crate::common::{call, error_code, host, hostile, text_of, tight_limits};
+
+async fn tight_host() -> Host {
+    let mut chaos = hostile("normal");
+    chaos.limits = tight_limits();
+    let mut other = hostile("normal");
+    other.name = "other".into();
+    host(vec![chaos, other]).await
+}
+
+async fn both_still_work(host: &Host) {
+    for name in ["hostile/chaos.echo", "other/chaos.echo"] {
+        let outcome = call(host, name, serde_json::json!({"message": "still here"})).await;
+        assert_eq!(text_of(&outcome), "still here", "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_trap_fails_only_its_call() {
+    let host = tight_host().await;
+    let outcome = call(&host, "hostile/chaos.trap", serde_json::json!({})).await;
+    let Err(CallError::Trapped(message)) = &outcome.result else {
+        panic!("{:?}", outcome.result);
+    };
+    assert!(message.contains("deliberate trap"), "the guest's panic message: {message}");
+    assert!(outcome.render().contains("code=\"trapped\""));
+    both_still_work(&host).await;
+}
+
+#[tokio::test]
+async fn an_infinite_loop_is_stopped_at_the_deadline() {
+    let host = tight_host().await;
+    let started = Instant::now();
+    let outcome = call(&host, "hostile/chaos.spin", serde_json::json!({})).await;
+    let took = started.elapsed();
+    assert_eq!(error_code(&outcome), "timeout");
+    assert!(
+        matches!(outcome.result, Err(CallError::Timeout { limit }) if limit == Duration::from_millis(300))
+    );
+    // Stopped, not left running: well before a generous bound.
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    both_still_work(&host).await;
+}
+
+#[tokio::test]
+async fn a_memory_bomb_hits_the_limit() {
+    let host = tight_host().await;
+    let outcome = call(&host, "hostile/chaos.alloc", serde_json::json!({"mib": 512})).await;
+    assert!(
+        matches!(outcome.result, Err(CallError::MemoryLimit { limit_bytes }) if limit_bytes == 32 << 20),
+        "{:?}",
+        outcome.result
+    );
+    // Under the limit, the same tool works.
+    let small = call(&host, "hostile/chaos.alloc", serde_json::json!({"mib": 4})).await;
+    assert_eq!(text_of(&small), "allocated 4 MiB");
+    // The other plugin has its own, default, limit.
+    let other = call(&host, "other/chaos.alloc", serde_json::json!({"mib": 40})).await;
+    assert_eq!(text_of(&other), "allocated 40 MiB");
+    both_still_work(&host).await;
+}
+
+#[tokio::test]
+async fn repeated_failures_leave_the_plugin_serving() {
+    let host = tight_host().await;
+    for _ in 0..5 {
+        assert_eq!(
+            error_code(&call(&host, "hostile/chaos.trap", serde_json::json!({})).await),
+            "trapped"
+        );
+        assert_eq!(
+            error_code(&call(&host, "hostile/chaos.alloc", serde_json::json!({"mib": 100})).await),
+            "memory_limit"
+        );
+    }
+    both_still_work(&host).await;
+}
+
+/// On a single-threaded runtime, a spinning call must yield: a concurrent
+/// echo finishes long before the spin's deadline.
+#[tokio::test(flavor = "current_thread")]
+async fn a_spinning_call_does_not_block_others() {
+    let mut chaos = hostile("normal");
+    chaos.limits.timeout = Duration::from_secs(5);
+    let host = host(vec![chaos]).await;
+
+    let started = Instant::now();
+    let spin = call(&host, "hostile/chaos.spin", serde_json::json!({}));
+    let echoes = async {
+        let mut done = Vec::new();
+        for n in 0..3 {
+            let outcome = call(&host, "hostile/chaos.echo", serde_json::json!({"message": n.to_string()})).await;
+            done.push((text_of(&outcome), started.elapsed()));
+        }
+        done
+    };
+    let (spun, echoed) = tokio::join!(spin, echoes);
+    assert_eq!(error_code(&spun), "timeout");
+    for (n, (text, at)) in echoed.iter().enumerate() {
+        assert_eq!(text, &n.to_string());
+        assert!(*at < Duration::from_secs(4), "echo {n} waited for the spin: {at:?}");
+    }
+    assert!(started.elapsed() >= Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn concurrent_calls_all_complete() {
+    // A generous deadline: this test is about memory and traps under
+    // concurrency, not about time on a loaded machine.
+    let mut chaos = hostile("normal");
+    chaos.limits.memory_bytes = 32 << 20;
+    let host = std::sync::Arc::new(host(vec![chaos]).await);
+    let mut tasks = tokio::task::JoinSet::new();
+    for n in 0..32 {
+        let host = host.clone();
+        tasks.spawn(async move {
+            let tool = match n % 4 {
+                0 => "trap",
+                1 => "alloc",
+                _ => "echo",
+            };
+            let args = match tool {
+                "alloc" => serde_json::json!({"mib": 100}),
+                "echo" => serde_json::json!({"message": n.to_string()}),
+                _ => serde_json::json!({}),
+            };
+            (n, tool, call(&host, &format!("hostile/chaos.{tool}"), args).await)
+        });
+    }
+    while let Some(joined) = tasks.join_next().await {
+        let (n, tool, outcome) = joined.unwrap();
+        match tool {
+            "trap" => assert_eq!(error_code(&outcome), "trapped"),
+            "alloc" => assert_eq!(error_code(&outcome), "memory_limit"),
+            _ => assert_eq!(text_of(&outcome), n.to_string()),
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! Registration and naming: what a registry holds, and what it refuses.
+
+use tiny_harness_host::{HostBuilder, HostError, LoadError, Registry, RegistryError};
+
+use crate::common::{fs_over, host, hostile, spec};
+
+const FS_TOOLS: [&str; 5] = [
+    "fs/workspace.list_dir",
+    "fs/workspace.read_file",
+    "fs/workspace.search",
+    "fs/workspace.stat",
+    "fs/workspace.write_file",
+];
+
+#[tokio::test]
+async fn a_host_without_plugins_has_no_tools() {
+    assert!(Registry::new().is_empty());
+    let host = host(vec![]).await;
+    assert_eq!(host.registry().len(), 0);
+    assert_eq!(host.registry().tools().count(), 0);
+    // Not even the fs tools exist until the fs plugin is loaded.
+    assert!(host.registry().get("fs/workspace.read_file").is_none());
+}
+
+#[tokio::test]
+async fn the_fs_plugin_supplies_exactly_its_five_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host(vec![fs_over(dir.path(), tiny_harness_host::DirMode::ReadOnly)]).await;
+    let names: Vec<&str> = host.registry().tools().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, FS_TOOLS);
+
+    let read = host.registry().get("fs/workspace.read_file").unwrap();
+    assert_eq!(read.name.plugin(), "fs");
+    assert_eq!(read.name.server(), "workspace");
+    assert_eq!(read.name.tool(), "read_file");
+    assert!(read.definition.annotations.read_only);
+    assert!(read.definition.annotations.idempotent);
+    assert_eq!(read.schema_hash().as_str().len(), 64);
+
+    let write = host.registry().get("fs/workspace.write_file").unwrap();
+    assert!(!write.definition.annotations.read_only);
+    assert!(write.definition.annotations.destructive);
+}
+
+#[tokio::test]
+async fn the_plugin_name_comes_from_the_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = fs_over(dir.path(), tiny_harness_host::DirMode::ReadOnly);
+    files.name = "files".into();
+    let mut chaos = hostile("normal");
+    chaos.name = "fs".into(); // a hostile plugin loaded under the name "fs"
+    let host = host(vec![files, chaos]).await;
+    assert!(host.registry().get("files/workspace.read_file").is_some());
+    // The "fs" plugin here is the hostile one: its tools, none of the fs tools.
+    assert!(host.registry().get("fs/chaos.echo").is_some());
+    assert!(host.registry().get("fs/workspace.read_file").is_none());
+}
+
+#[tokio::test]
+async fn one_plugin_name_cannot_be_loaded_twice() {
+    let mut builder = HostBuilder::new().unwrap();
+    builder.load_plugin(hostile("normal")).await.unwrap();
+    let before = builder.registry().len();
+    let err = builder.load_plugin(hostile("normal")).await.unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            HostError::Registry {
+                source: RegistryError::DuplicatePlugin(name),
+                ..
+            } if name == "hostile"
+        ),
+        "{err:?}"
+    );
+    assert_eq!(builder.registry().len(), before);
+}
+
+#[tokio::test]
+async fn a_bad_plugin_name_in_the_config_is_refused() {
+    for bad in ["Fs", "f s", "", "fs/x", "fs.x"] {
+        let mut builder = HostBuilder::new().unwrap();
+        let mut spec = spec(bad, "hostile");
+        spec.config = serde_json::json!({});
+        let err = builder.load_plugin(spec).await.unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                HostError::Registry {
+                    source: RegistryError::InvalidName { what: "plugin", .. },
+                    ..
+                }
+            ),
+            "{bad:?}: {err:?}"
+        );
+        assert!(builder.registry().is_empty());
+    }
+}
+
+/// Loads hostile in `mode` after a good plugin; returns the one-line error
+/// and checks that nothing of the bad plugin remains.
+async fn refused(mode: &str) -> HostError {
+    let mut builder = HostBuilder::new().unwrap();
+    let mut good = hostile("normal");
+    good.name = "good".into();
+    let good_count = builder.load_plugin(good).await.unwrap();
+    let err = builder.load_plugin(hostile(mode)).await.unwrap_err();
+    let message = err.to_string();
+    assert!(!message.contains('\n'), "{mode}: not one line: {message}");
+    assert!(message.contains("hostile"), "{mode}: does not name the plugin: {message}");
+    let registry = builder.registry();
+    assert_eq!(registry.len(), good_count, "{mode}: partial registration");
+    assert!(registry.tools().all(|t| t.name.plugin() == "good"), "{mode}");
+    // The name is still free: the same plugin in a good mode now loads.
+    builder.load_plugin(hostile("normal")).await.unwrap();
+    err
+}
+
+#[tokio::test]
+async fn register_errors_are_reported_and_leave_nothing_behind() {
+    let err = refused("register-error").await;
+    assert!(matches!(err, HostError::Load(LoadError::Register { .. })), "{err:?}");
+    assert!(err.to_string().contains("register refused: mode register-error"));
+
+    let err = refused("trap").await;
+    assert!(matches!(err, HostError::Load(LoadError::Register { .. })), "{err:?}");
+}
+
+#[tokio::test]
+async fn a_schema_that_does_not_compile_refuses_the_plugin() {
+    let err = refused("bad-schema").await;
+    assert!(
+        matches!(
+            &err,
+            HostError::Registry {
+                source: RegistryError::InvalidSchema { name, .. },
+                ..
+            } if name == "hostile/chaos.broken"
+        ),
+        "{err:?}"
+    );
+
+    let err = refused("not-json-schema").await;
+    assert!(err.to_string().contains("broken"), "{err}");
+}
+
+#[tokio::test]
+async fn duplicate_and_badly_named_tools_are_refused() {
+    let err = refused("duplicate").await;
+    assert!(
+        matches!(
+            &err,
+            HostError::Registry { source: RegistryError::Duplicate(name), .. }
+                if name == "hostile/chaos.echo"
+        ),
+        "{err:?}"
+    );
+
+    let err = refused("bad-name").await;
+    assert!(
+        matches!(
+            &err,
+            HostError::Registry {
+                source: RegistryError::InvalidName { what: "tool", .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+
+    let err = refused("bad-server").await;
+    assert!(
+        matches!(
+            &err,
+            HostError::Registry {
+                source: RegistryError::InvalidName { what: "server", .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn mcp_sources_are_refused_until_the_host_supports_them() {
+    let err = refused("mcp-source").await;
+    assert!(
+        matches!(err, HostError::Load(LoadError::InvalidRegistration { .. })),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("everything"), "{err}");
+}
