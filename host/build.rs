@@ -60,7 +60,10 @@ fn main() -> ExitCode {
     match command.status() {
         Ok(status) if status.success() => ExitCode::SUCCESS,
         Ok(status) => {
-            eprintln!("error: building the plugins in {} failed ({status})", plugins.display());
+            eprintln!(
+                "error: building the plugins in {} failed ({status})",
+                plugins.display()
+            );
             ExitCode::FAILURE
         }
         Err(e) => {

@@ -4,7 +4,8 @@
 //! Exit codes: 0 for a result, 1 for an error result, 2 for a usage or
 //! config error (including invalid JSON arguments).
 
-use std::io::Read as _;
+use std::fmt::Write as _;
+use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -77,8 +78,30 @@ pub fn main() -> ExitCode {
 }
 
 fn usage_error(e: anyhow::Error) -> ExitCode {
-    eprintln!("tiny-harness: error: {e:#}");
+    // The error and its causes on one line, skipping a cause the message
+    // already quotes (typed errors name their source in their own text).
+    let mut line = e.to_string();
+    for cause in e.chain().skip(1) {
+        let cause = cause.to_string();
+        if !line.contains(&cause) {
+            line.push_str(": ");
+            line.push_str(&cause);
+        }
+    }
+    eprintln!("tiny-harness: error: {line}");
     ExitCode::from(EXIT_USAGE)
+}
+
+/// Writes `text` and a newline to standard output. A reader that went away
+/// (`tiny-harness tools | head`) is not an error worth a panic.
+fn emit(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::anyhow!("cannot write to standard output: {e}"))
+        }
+        _ => Ok(()),
+    }
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -103,9 +126,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             let outcome = host.invoke(&call).await;
             if json {
-                println!("{}", serde_json::to_string_pretty(&outcome.to_json())?);
+                emit(&serde_json::to_string_pretty(&outcome.to_json())?)?;
             } else {
-                println!("{}", outcome.render());
+                emit(&outcome.render())?;
             }
             Ok(if outcome.is_error() {
                 ExitCode::from(1)
@@ -158,25 +181,35 @@ fn print_tools(host: &Host, json: bool) -> anyhow::Result<()> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&tools)?);
-        return Ok(());
+        return emit(&serde_json::to_string_pretty(&tools)?);
     }
     if registry.is_empty() {
-        println!("no tools: the config loads no plugin that supplies any");
-        return Ok(());
+        return emit("no tools: the config loads no plugin that supplies any");
     }
-    let width = registry.tools().map(|t| t.name.as_str().len()).max().unwrap_or(4);
-    println!("{:width$}  {:10}  {:12}  {:64}  DESCRIPTION", "NAME", "IDEMPOTENT", "PLUGIN", "INPUT SCHEMA SHA256");
+    let width = registry
+        .tools()
+        .map(|t| t.name.as_str().len())
+        .max()
+        .unwrap_or(4);
+    let mut table = format!(
+        "{:width$}  {:10}  {:12}  {:64}  DESCRIPTION",
+        "NAME", "IDEMPOTENT", "PLUGIN", "INPUT SCHEMA SHA256"
+    );
     for t in registry.tools() {
         let description = t.definition.description.lines().next().unwrap_or("");
-        println!(
-            "{:width$}  {:10}  {:12}  {:64}  {}",
+        let _ = write!(
+            table,
+            "\n{:width$}  {:10}  {:12}  {:64}  {}",
             t.name.as_str(),
-            if t.definition.annotations.retry_safe() { "yes" } else { "no" },
+            if t.definition.annotations.retry_safe() {
+                "yes"
+            } else {
+                "no"
+            },
             t.name.plugin(),
             t.schema_hash().as_str(),
             description
         );
     }
-    Ok(())
+    emit(&table)
 }

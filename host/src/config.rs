@@ -135,7 +135,10 @@ impl Config {
     pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         let checker = Checker { file: path, text };
         let raw: RawConfig = toml::from_str(text).map_err(|e| {
-            let message = e.message().trim().replace('\n', " ");
+            let mut message = e.message().trim().replace('\n', " ");
+            if let Some(key) = e.span().and_then(|span| key_at(text, span.start)) {
+                message = format!("{key}: {message}");
+            }
             checker.error(e.span(), message)
         })?;
         let base = path
@@ -183,7 +186,10 @@ impl Checker<'_> {
         let key = |k: &str| format!("plugins.{plugin}.{k}");
 
         if raw.path.get_ref().trim().is_empty() {
-            return Err(self.at(&raw.path, format!("{}: must name the plugin's .wasm file", key("path"))));
+            return Err(self.at(
+                &raw.path,
+                format!("{}: must name the plugin's .wasm file", key("path")),
+            ));
         }
         let wasm = base.join(raw.path.get_ref());
 
@@ -192,7 +198,13 @@ impl Checker<'_> {
             Some(pin) => {
                 let hex = pin.get_ref();
                 if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-                    return Err(self.at(pin, format!("{}: must be 64 hex digits (the sha256 of the .wasm file)", key("sha256"))));
+                    return Err(self.at(
+                        pin,
+                        format!(
+                            "{}: must be 64 hex digits (the sha256 of the .wasm file)",
+                            key("sha256")
+                        ),
+                    ));
                 }
                 Some(hex.to_ascii_lowercase())
             }
@@ -202,14 +214,26 @@ impl Checker<'_> {
         if let Some(mib) = &raw.limits.memory_mib {
             let value = *mib.get_ref();
             if !(1..=MAX_MEMORY_MIB).contains(&value) {
-                return Err(self.at(mib, format!("{}: must be between 1 and {MAX_MEMORY_MIB}", key("limits.memory_mib"))));
+                return Err(self.at(
+                    mib,
+                    format!(
+                        "{}: must be between 1 and {MAX_MEMORY_MIB}",
+                        key("limits.memory_mib")
+                    ),
+                ));
             }
             limits.memory_bytes = usize::try_from(value << 20).unwrap_or(usize::MAX);
         }
         if let Some(ms) = &raw.limits.timeout_ms {
             let value = *ms.get_ref();
             if !(1..=MAX_TIMEOUT_MS).contains(&value) {
-                return Err(self.at(ms, format!("{}: must be between 1 and {MAX_TIMEOUT_MS}", key("limits.timeout_ms"))));
+                return Err(self.at(
+                    ms,
+                    format!(
+                        "{}: must be between 1 and {MAX_TIMEOUT_MS}",
+                        key("limits.timeout_ms")
+                    ),
+                ));
             }
             limits.timeout = Duration::from_millis(value);
         }
@@ -238,11 +262,17 @@ impl Checker<'_> {
                 return Err(self.at(&dir.guest, format!("{key}.dirs.guest: {guest:?} must be an absolute guest path without . or .. (for example \"/workspace\")")));
             }
             if !guests.insert(guest.clone()) {
-                return Err(self.at(&dir.guest, format!("{key}.dirs.guest: {guest:?} is granted twice")));
+                return Err(self.at(
+                    &dir.guest,
+                    format!("{key}.dirs.guest: {guest:?} is granted twice"),
+                ));
             }
             let host = base.join(dir.host.get_ref());
             if !host.is_dir() {
-                return Err(self.at(&dir.host, format!("{key}.dirs.host: {} is not a directory", host.display())));
+                return Err(self.at(
+                    &dir.host,
+                    format!("{key}.dirs.host: {} is not a directory", host.display()),
+                ));
             }
             dirs.push(DirGrant {
                 host,
@@ -257,12 +287,66 @@ impl Checker<'_> {
         for name in raw.env {
             let n = name.get_ref();
             if n.is_empty() || n.contains('=') || n.contains('\0') {
-                return Err(self.at(&name, format!("{key}.env: {n:?} is not an environment variable name")));
+                return Err(self.at(
+                    &name,
+                    format!("{key}.env: {n:?} is not an environment variable name"),
+                ));
             }
             env.push(n.clone());
         }
         Ok(Grants { dirs, env })
     }
+}
+
+/// The dotted key a byte offset belongs to, such as
+/// `plugins.fs.limits.memory_mib`: the nearest table header above it, the
+/// key its line assigns and, inside an inline table, the innermost key
+/// before it. A best effort for messages; `None` when there is no key.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let offset = (0..=offset.min(text.len()))
+        .rev()
+        .find(|&o| text.is_char_boundary(o))?;
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    let header = text[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_owned());
+    let bare_key = |segment: &str| {
+        let key: String = segment
+            .trim_end()
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '"'))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        Some(key.trim_matches('"').to_owned()).filter(|k| !k.is_empty())
+    };
+    let prefix = &text[line_start..offset];
+    let mut keys: Vec<String> = match prefix.rsplit_once('=') {
+        Some(_) => {
+            let segments: Vec<&str> = prefix.split('=').collect();
+            segments[..segments.len() - 1]
+                .iter()
+                .filter_map(|s| bare_key(s))
+                .collect()
+        }
+        // The offset is at the start of its line's key.
+        None => text[line_start..line_end]
+            .split_once('=')
+            .and_then(|(key, _)| bare_key(key))
+            .into_iter()
+            .collect(),
+    };
+    if keys.len() > 2 {
+        keys.drain(1..keys.len() - 1);
+    }
+    let path: Vec<String> = header.into_iter().chain(keys).collect();
+    (!path.is_empty()).then(|| path.join("."))
 }
 
 /// 1-based line and column (in characters) of a byte offset.
@@ -331,7 +415,10 @@ depth = 3
         )
         .unwrap();
         let fs = &config.plugins[0];
-        assert_eq!(fs.sha256.as_deref(), Some("abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789"));
+        assert_eq!(
+            fs.sha256.as_deref(),
+            Some("abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789")
+        );
         assert_eq!(fs.limits.memory_bytes, 16 << 20);
         assert_eq!(fs.limits.timeout, Duration::from_millis(500));
         assert_eq!(fs.grants.env, ["HOME"]);
@@ -342,26 +429,60 @@ depth = 3
 
     #[test]
     fn errors_name_file_line_and_key() {
-        let err = parse("[plugins.fs]\npath = \"fs.wasm\"\n[plugins.fs.grants]\ndirz = []\n").unwrap_err();
+        let err = parse("[plugins.fs]\npath = \"fs.wasm\"\n[plugins.fs.grants]\ndirz = []\n")
+            .unwrap_err();
         assert_eq!(err.location.map(|l| l.0), Some(4), "{err}");
         let text = err.to_string();
         assert!(text.starts_with("/tmp/tiny-harness.toml:4:"), "{text}");
         assert!(text.contains("dirz"), "{text}");
         assert!(!text.contains('\n'), "{text}");
 
-        let err = parse("[plugins.fs]\npath = \"fs.wasm\"\nlimits = { memory_mib = 0 }\n").unwrap_err();
+        let err =
+            parse("[plugins.fs]\npath = \"fs.wasm\"\nlimits = { memory_mib = 0 }\n").unwrap_err();
         assert_eq!(err.location.map(|l| l.0), Some(3));
-        assert!(err.to_string().contains("plugins.fs.limits.memory_mib"), "{err}");
+        assert!(
+            err.to_string().contains("plugins.fs.limits.memory_mib"),
+            "{err}"
+        );
+
+        let err =
+            parse("[plugins.fs]\npath = \"fs.wasm\"\n[plugins.fs.limits]\nmemory_mib = \"lots\"\n")
+                .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("/tmp/tiny-harness.toml:4:14: plugins.fs.limits.memory_mib: "),
+            "{err}"
+        );
+
+        let err = parse("[plugins.fs]\npath = \"x.wasm\"\n[plugins.fs.grants]\ndirs = [{ host = \".\", guest = \"/w\", mode = \"rw\" }]\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("plugins.fs.grants.dirs.mode: unknown variant `rw`"),
+            "{err}"
+        );
+
+        let err = parse("[plugins.fs]\npath = \"x.wasm\"\nbogus = 1\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(":3:1: plugins.fs.bogus: unknown field `bogus`"),
+            "{err}"
+        );
 
         let err = parse("[plugins.Bad]\npath = \"x.wasm\"\n").unwrap_err();
         assert_eq!(err.location.map(|l| l.0), Some(1));
         assert!(err.to_string().contains("invalid plugin name"), "{err}");
 
         let err = parse("[plugins.fs]\npath = \"x.wasm\"\nsha256 = \"abc\"\n").unwrap_err();
-        assert!(err.to_string().contains(":3:") && err.to_string().contains("sha256"), "{err}");
+        assert!(
+            err.to_string().contains(":3:") && err.to_string().contains("sha256"),
+            "{err}"
+        );
 
         let err = parse("[plugins.fs]\npath = \"x.wasm\"\n[plugins.fs.grants]\ndirs = [{ host = \"/tmp\", guest = \"rel\" }]\n").unwrap_err();
-        assert!(err.to_string().contains("must be an absolute guest path"), "{err}");
+        assert!(
+            err.to_string().contains("must be an absolute guest path"),
+            "{err}"
+        );
 
         let err = parse("[plugins.fs]\npath = \"x.wasm\"\n[plugins.fs.grants]\ndirs = [{ host = \"/no/such/dir\", guest = \"/w\" }]\n").unwrap_err();
         assert!(err.to_string().contains("is not a directory"), "{err}");

@@ -229,12 +229,13 @@ impl Registry {
             if self.tools.contains_key(name.as_str()) || batch.contains_key(name.as_str()) {
                 return Err(RegistryError::Duplicate(name.full));
             }
-            let schema = CompiledSchema::compile(&pending.definition.input_schema).map_err(|e| {
-                RegistryError::InvalidSchema {
-                    name: name.full.clone(),
-                    reason: e.to_string(),
-                }
-            })?;
+            let schema =
+                CompiledSchema::compile(&pending.definition.input_schema).map_err(|e| {
+                    RegistryError::InvalidSchema {
+                        name: name.full.clone(),
+                        reason: e.to_string(),
+                    }
+                })?;
             let entry = RegisteredTool {
                 name,
                 definition: pending.definition,
@@ -278,7 +279,10 @@ mod tests {
     fn names_are_checked_per_part() {
         let name = ToolName::new("fs", "workspace", "read_file").unwrap();
         assert_eq!(name.as_str(), "fs/workspace.read_file");
-        assert_eq!((name.plugin(), name.server(), name.tool()), ("fs", "workspace", "read_file"));
+        assert_eq!(
+            (name.plugin(), name.server(), name.tool()),
+            ("fs", "workspace", "read_file")
+        );
         assert!(ToolName::new("Fs", "workspace", "x").is_err());
         assert!(ToolName::new("fs", "work.space", "x").is_err());
         assert!(ToolName::new("fs", "workspace", "bad name").is_err());

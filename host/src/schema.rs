@@ -40,8 +40,8 @@ impl SchemaHash {
         // Canonicalisation only fails for values serde_json cannot hold
         // (non-finite numbers), so the fallback is unreachable in practice;
         // it still yields a stable, distinct string rather than a panic.
-        let canonical = serde_json_canonicalizer::to_string(schema)
-            .unwrap_or_else(|_| schema.to_string());
+        let canonical =
+            serde_json_canonicalizer::to_string(schema).unwrap_or_else(|_| schema.to_string());
         SchemaHash(hex::encode(Sha256::digest(canonical.as_bytes())))
     }
 
@@ -153,7 +153,10 @@ mod tests {
         let a: serde_json::Value = serde_json::from_str(r#"{"b":1.0,"a":[1e2]}"#).unwrap();
         let b: serde_json::Value = serde_json::from_str(r#"{"a":[100],"b":1}"#).unwrap();
         assert_eq!(SchemaHash::of(&a), SchemaHash::of(&b));
-        assert_ne!(SchemaHash::of(&a), SchemaHash::of(&json!({"a": [100], "b": 2})));
+        assert_ne!(
+            SchemaHash::of(&a),
+            SchemaHash::of(&json!({"a": [100], "b": 2}))
+        );
         assert_eq!(SchemaHash::of(&a).as_str().len(), 64);
     }
 
@@ -169,7 +172,10 @@ mod tests {
         let violations = schema.validate(&json!({"items": [1, "two"]})).unwrap_err();
         assert_eq!(violations.len(), 1);
         assert_eq!(violations[0].instance_path, "/items/1");
-        assert!(violations[0].schema_path.ends_with("/type"), "{violations:?}");
+        assert!(
+            violations[0].schema_path.ends_with("/type"),
+            "{violations:?}"
+        );
     }
 
     #[test]

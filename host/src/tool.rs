@@ -192,7 +192,11 @@ fn describe_violations(violations: &[Violation]) -> String {
     violations
         .iter()
         .map(|v| {
-            let at = if v.instance_path.is_empty() { "/" } else { &v.instance_path };
+            let at = if v.instance_path.is_empty() {
+                "/"
+            } else {
+                &v.instance_path
+            };
             format!("at {at}: {}", v.message)
         })
         .collect::<Vec<_>>()

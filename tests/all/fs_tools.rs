@@ -9,7 +9,11 @@ fn workspace() -> tempfile::TempDir {
     let lines: String = (1..=10).map(|n| format!("line {n}\n")).collect();
     std::fs::write(dir.path().join("ten.txt"), lines).unwrap();
     std::fs::create_dir_all(dir.path().join("src/nested")).unwrap();
-    std::fs::write(dir.path().join("src/main.rs"), "fn main() {\n    todo!()\n}\n").unwrap();
+    std::fs::write(
+        dir.path().join("src/main.rs"),
+        "fn main() {\n    todo!()\n}\n",
+    )
+    .unwrap();
     std::fs::write(dir.path().join("src/nested/lib.rs"), "// TODO: more\n").unwrap();
     std::fs::write(dir.path().join("src/notes.md"), "todo list\n").unwrap();
     std::fs::write(dir.path().join("binary.bin"), [0u8, 159, 146, 150, 0, 1]).unwrap();
@@ -21,8 +25,16 @@ async fn read_file_pages_through_a_file() {
     let dir = workspace();
     let host = host(vec![fs_over(dir.path(), DirMode::ReadOnly)]).await;
 
-    let all = call(&host, "fs/workspace.read_file", serde_json::json!({"path": "ten.txt"})).await;
-    assert_eq!(text_of(&all), std::fs::read_to_string(dir.path().join("ten.txt")).unwrap());
+    let all = call(
+        &host,
+        "fs/workspace.read_file",
+        serde_json::json!({"path": "ten.txt"}),
+    )
+    .await;
+    assert_eq!(
+        text_of(&all),
+        std::fs::read_to_string(dir.path().join("ten.txt")).unwrap()
+    );
     let meta = json_of(&all);
     assert_eq!(meta["total_lines"], 10);
     assert_eq!(meta["truncated"], false);
@@ -39,10 +51,20 @@ async fn read_file_pages_through_a_file() {
     assert_eq!(meta["last_line"], 6);
     assert_eq!(meta["truncated"], true);
 
-    let missing = call(&host, "fs/workspace.read_file", serde_json::json!({"path": "nope.txt"})).await;
+    let missing = call(
+        &host,
+        "fs/workspace.read_file",
+        serde_json::json!({"path": "nope.txt"}),
+    )
+    .await;
     assert!(missing.result.as_ref().unwrap().is_error);
 
-    let binary = call(&host, "fs/workspace.read_file", serde_json::json!({"path": "binary.bin"})).await;
+    let binary = call(
+        &host,
+        "fs/workspace.read_file",
+        serde_json::json!({"path": "binary.bin"}),
+    )
+    .await;
     assert!(binary.is_error(), "{:?}", binary.result);
 }
 
@@ -89,7 +111,14 @@ async fn list_dir_and_stat_describe_the_tree() {
     assert_eq!(capped["entries"].as_array().unwrap().len(), 2);
     assert_eq!(capped["truncated"], true);
 
-    let stat = json_of(&call(&host, "fs/workspace.stat", serde_json::json!({"path": "ten.txt"})).await);
+    let stat = json_of(
+        &call(
+            &host,
+            "fs/workspace.stat",
+            serde_json::json!({"path": "ten.txt"}),
+        )
+        .await,
+    );
     assert_eq!(stat["type"], "file");
     assert_eq!(stat["size"], 71);
     assert_eq!(stat["readonly"], true, "the grant is read-only");
@@ -118,14 +147,24 @@ async fn search_greps_granted_files() {
     );
 
     let exact = json_of(
-        &call(&host, "fs/workspace.search", serde_json::json!({"pattern": "^todo", "path": "src"})).await,
+        &call(
+            &host,
+            "fs/workspace.search",
+            serde_json::json!({"pattern": "^todo", "path": "src"}),
+        )
+        .await,
     );
     assert_eq!(
         exact["matches"],
         serde_json::json!([{"path": "notes.md", "line": 1, "text": "todo list"}])
     );
 
-    let bad = call(&host, "fs/workspace.search", serde_json::json!({"pattern": "("})).await;
+    let bad = call(
+        &host,
+        "fs/workspace.search",
+        serde_json::json!({"pattern": "("}),
+    )
+    .await;
     assert_eq!(error_code(&bad), "invalid_arguments");
 }
 
@@ -141,7 +180,10 @@ async fn write_file_creates_and_replaces() {
     )
     .await;
     assert!(!outcome.is_error(), "{:?}", outcome.result);
-    assert_eq!(std::fs::read_to_string(dir.path().join("ten.txt")).unwrap(), "replaced\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("ten.txt")).unwrap(),
+        "replaced\n"
+    );
 
     let no_parent = call(
         &host,
@@ -159,8 +201,16 @@ async fn write_file_creates_and_replaces() {
     )
     .await;
     assert!(!with_parent.is_error(), "{:?}", with_parent.result);
-    assert_eq!(std::fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(), "x");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
+        "x"
+    );
 
-    let read_back = call(&host, "fs/workspace.read_file", serde_json::json!({"path": "a/b/c.txt"})).await;
+    let read_back = call(
+        &host,
+        "fs/workspace.read_file",
+        serde_json::json!({"path": "a/b/c.txt"}),
+    )
+    .await;
     assert_eq!(text_of(&read_back), "x");
 }

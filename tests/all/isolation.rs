@@ -1,7 +1,7 @@
 //! A plugin that traps, spins or bombs memory fails that one call; the host,
 //! the other plugins and the same plugin's next call go on.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tiny_harness_host::{CallError, Host};
 
@@ -29,7 +29,10 @@ async fn a_trap_fails_only_its_call() {
     let Err(CallError::Trapped(message)) = &outcome.result else {
         panic!("{:?}", outcome.result);
     };
-    assert!(message.contains("deliberate trap"), "the guest's panic message: {message}");
+    assert!(
+        message.contains("deliberate trap"),
+        "the guest's panic message: {message}"
+    );
     assert!(outcome.render().contains("code=\"trapped\""));
     both_still_work(&host).await;
 }
@@ -37,22 +40,23 @@ async fn a_trap_fails_only_its_call() {
 #[tokio::test]
 async fn an_infinite_loop_is_stopped_at_the_deadline() {
     let host = tight_host().await;
-    let started = Instant::now();
     let outcome = call(&host, "hostile/chaos.spin", serde_json::json!({})).await;
-    let took = started.elapsed();
     assert_eq!(error_code(&outcome), "timeout");
     assert!(
         matches!(outcome.result, Err(CallError::Timeout { limit }) if limit == Duration::from_millis(300))
     );
-    // Stopped, not left running: well before a generous bound.
-    assert!(took < Duration::from_secs(10), "took {took:?}");
     both_still_work(&host).await;
 }
 
 #[tokio::test]
 async fn a_memory_bomb_hits_the_limit() {
     let host = tight_host().await;
-    let outcome = call(&host, "hostile/chaos.alloc", serde_json::json!({"mib": 512})).await;
+    let outcome = call(
+        &host,
+        "hostile/chaos.alloc",
+        serde_json::json!({"mib": 512}),
+    )
+    .await;
     assert!(
         matches!(outcome.result, Err(CallError::MemoryLimit { limit_bytes }) if limit_bytes == 32 << 20),
         "{:?}",
@@ -76,38 +80,53 @@ async fn repeated_failures_leave_the_plugin_serving() {
             "trapped"
         );
         assert_eq!(
-            error_code(&call(&host, "hostile/chaos.alloc", serde_json::json!({"mib": 100})).await),
+            error_code(
+                &call(
+                    &host,
+                    "hostile/chaos.alloc",
+                    serde_json::json!({"mib": 100})
+                )
+                .await
+            ),
             "memory_limit"
         );
     }
     both_still_work(&host).await;
 }
 
-/// On a single-threaded runtime, a spinning call must yield: a concurrent
-/// echo finishes long before the spin's deadline.
+/// On a single-threaded runtime, a spinning call must yield: concurrent
+/// echoes all finish while the spin is still running.
 #[tokio::test(flavor = "current_thread")]
 async fn a_spinning_call_does_not_block_others() {
     let mut chaos = hostile("normal");
     chaos.limits.timeout = Duration::from_secs(5);
     let host = host(vec![chaos]).await;
 
-    let started = Instant::now();
-    let spin = call(&host, "hostile/chaos.spin", serde_json::json!({}));
+    let spin_done = std::cell::Cell::new(false);
+    let spin = async {
+        let outcome = call(&host, "hostile/chaos.spin", serde_json::json!({})).await;
+        spin_done.set(true);
+        outcome
+    };
     let echoes = async {
         let mut done = Vec::new();
         for n in 0..3 {
-            let outcome = call(&host, "hostile/chaos.echo", serde_json::json!({"message": n.to_string()})).await;
-            done.push((text_of(&outcome), started.elapsed()));
+            let outcome = call(
+                &host,
+                "hostile/chaos.echo",
+                serde_json::json!({"message": n.to_string()}),
+            )
+            .await;
+            done.push((text_of(&outcome), spin_done.get()));
         }
         done
     };
     let (spun, echoed) = tokio::join!(spin, echoes);
     assert_eq!(error_code(&spun), "timeout");
-    for (n, (text, at)) in echoed.iter().enumerate() {
+    for (n, (text, spin_was_done)) in echoed.iter().enumerate() {
         assert_eq!(text, &n.to_string());
-        assert!(*at < Duration::from_secs(4), "echo {n} waited for the spin: {at:?}");
+        assert!(!spin_was_done, "echo {n} waited for the spin to end");
     }
-    assert!(started.elapsed() >= Duration::from_secs(5));
 }
 
 #[tokio::test]
@@ -131,7 +150,11 @@ async fn concurrent_calls_all_complete() {
                 "echo" => serde_json::json!({"message": n.to_string()}),
                 _ => serde_json::json!({}),
             };
-            (n, tool, call(&host, &format!("hostile/chaos.{tool}"), args).await)
+            (
+                n,
+                tool,
+                call(&host, &format!("hostile/chaos.{tool}"), args).await,
+            )
         });
     }
     while let Some(joined) = tasks.join_next().await {

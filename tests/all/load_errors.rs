@@ -9,12 +9,18 @@ async fn load(spec: PluginSpec) -> Result<(), String> {
     let mut builder = HostBuilder::new().unwrap();
     let outcome = builder.load_plugin(spec).await.map(|_| ());
     if outcome.is_err() {
-        assert!(builder.registry().is_empty(), "a refused plugin left tools behind");
+        assert!(
+            builder.registry().is_empty(),
+            "a refused plugin left tools behind"
+        );
     }
     outcome.map_err(|err| {
         let message = err.to_string();
         assert!(!message.contains('\n'), "not one line: {message}");
-        assert!(message.starts_with("plugin p: "), "does not name the plugin: {message}");
+        assert!(
+            message.starts_with("plugin p: "),
+            "does not name the plugin: {message}"
+        );
         match err {
             HostError::Load(_) => message,
             other => panic!("not a load error: {other:?}"),
@@ -30,8 +36,13 @@ fn spec_at(path: std::path::PathBuf) -> PluginSpec {
 
 #[tokio::test]
 async fn a_missing_file_is_refused() {
-    let message = load(spec_at("/nonexistent/plugin.wasm".into())).await.unwrap_err();
-    assert!(message.contains("cannot read /nonexistent/plugin.wasm"), "{message}");
+    let message = load(spec_at("/nonexistent/plugin.wasm".into()))
+        .await
+        .unwrap_err();
+    assert!(
+        message.contains("cannot read /nonexistent/plugin.wasm"),
+        "{message}"
+    );
 }
 
 #[tokio::test]
@@ -40,7 +51,10 @@ async fn files_that_are_not_components_are_refused() {
     let text = dir.path().join("notes.wasm");
     std::fs::write(&text, "this is text, not WebAssembly").unwrap();
     let message = load(spec_at(text)).await.unwrap_err();
-    assert!(message.contains("is not a WebAssembly component"), "{message}");
+    assert!(
+        message.contains("is not a WebAssembly component"),
+        "{message}"
+    );
 
     // A core module (the wasm header with version 1) is not a component.
     let module = dir.path().join("module.wasm");
@@ -65,7 +79,10 @@ async fn a_component_of_another_world_is_refused() {
             .await
             .unwrap_err()
     };
-    assert!(matches!(err, HostError::Load(LoadError::WrongWorld { .. })), "{err:?}");
+    assert!(
+        matches!(err, HostError::Load(LoadError::WrongWorld { .. })),
+        "{err:?}"
+    );
     let message = err.to_string();
     assert!(message.contains("tiny-harness:plugin"), "{message}");
     assert!(!message.contains('\n'), "{message}");
@@ -89,7 +106,10 @@ async fn a_sha256_pin_must_match() {
     mismatched.sha256 = Some(wrong.clone());
     let message = load(mismatched).await.unwrap_err();
     assert!(message.contains("sha256 mismatch"), "{message}");
-    assert!(message.contains(&wrong) && message.contains(&actual), "{message}");
+    assert!(
+        message.contains(&wrong) && message.contains(&actual),
+        "{message}"
+    );
 
     // A file swapped after pinning is refused too.
     let dir = tempfile::tempdir().unwrap();

@@ -25,7 +25,11 @@ async fn a_host_without_plugins_has_no_tools() {
 #[tokio::test]
 async fn the_fs_plugin_supplies_exactly_its_five_tools() {
     let dir = tempfile::tempdir().unwrap();
-    let host = host(vec![fs_over(dir.path(), tiny_harness_host::DirMode::ReadOnly)]).await;
+    let host = host(vec![fs_over(
+        dir.path(),
+        tiny_harness_host::DirMode::ReadOnly,
+    )])
+    .await;
     let names: Vec<&str> = host.registry().tools().map(|t| t.name.as_str()).collect();
     assert_eq!(names, FS_TOOLS);
 
@@ -106,10 +110,16 @@ async fn refused(mode: &str) -> HostError {
     let err = builder.load_plugin(hostile(mode)).await.unwrap_err();
     let message = err.to_string();
     assert!(!message.contains('\n'), "{mode}: not one line: {message}");
-    assert!(message.contains("hostile"), "{mode}: does not name the plugin: {message}");
+    assert!(
+        message.contains("hostile"),
+        "{mode}: does not name the plugin: {message}"
+    );
     let registry = builder.registry();
     assert_eq!(registry.len(), good_count, "{mode}: partial registration");
-    assert!(registry.tools().all(|t| t.name.plugin() == "good"), "{mode}");
+    assert!(
+        registry.tools().all(|t| t.name.plugin() == "good"),
+        "{mode}"
+    );
     // The name is still free: the same plugin in a good mode now loads.
     builder.load_plugin(hostile("normal")).await.unwrap();
     err
@@ -118,11 +128,20 @@ async fn refused(mode: &str) -> HostError {
 #[tokio::test]
 async fn register_errors_are_reported_and_leave_nothing_behind() {
     let err = refused("register-error").await;
-    assert!(matches!(err, HostError::Load(LoadError::Register { .. })), "{err:?}");
-    assert!(err.to_string().contains("register refused: mode register-error"));
+    assert!(
+        matches!(err, HostError::Load(LoadError::Register { .. })),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .contains("register refused: mode register-error")
+    );
 
     let err = refused("trap").await;
-    assert!(matches!(err, HostError::Load(LoadError::Register { .. })), "{err:?}");
+    assert!(
+        matches!(err, HostError::Load(LoadError::Register { .. })),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]

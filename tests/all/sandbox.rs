@@ -20,8 +20,11 @@ fn layout() -> tempfile::TempDir {
     std::fs::write(granted.join("inside.txt"), "inside\n").unwrap();
     std::fs::write(root.path().join("secret.txt"), SECRET).unwrap();
     std::os::unix::fs::symlink("../secret.txt", granted.join("relative-link")).unwrap();
-    std::os::unix::fs::symlink(root.path().join("secret.txt"), granted.join("absolute-link"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        root.path().join("secret.txt"),
+        granted.join("absolute-link"),
+    )
+    .unwrap();
     std::os::unix::fs::symlink(root.path(), granted.join("dir-link")).unwrap();
     root
 }
@@ -54,9 +57,18 @@ fn escapes(root: &Path) -> Vec<String> {
 #[tokio::test]
 async fn fs_tools_cannot_leave_their_grant() {
     let root = layout();
-    let host = host(vec![fs_over(&root.path().join("granted"), DirMode::ReadOnly)]).await;
+    let host = host(vec![fs_over(
+        &root.path().join("granted"),
+        DirMode::ReadOnly,
+    )])
+    .await;
 
-    let inside = call(&host, "fs/workspace.read_file", serde_json::json!({"path": "inside.txt"})).await;
+    let inside = call(
+        &host,
+        "fs/workspace.read_file",
+        serde_json::json!({"path": "inside.txt"}),
+    )
+    .await;
     assert_eq!(text_of(&inside), "inside\n");
 
     for path in escapes(root.path()) {
@@ -82,10 +94,20 @@ async fn fs_tools_cannot_leave_their_grant() {
             assert!(!rendered.contains("root:"), "{tool} {path}: {rendered}");
         }
     }
-    let link = call(&host, "fs/workspace.stat", serde_json::json!({"path": "dir-link"})).await;
+    let link = call(
+        &host,
+        "fs/workspace.stat",
+        serde_json::json!({"path": "dir-link"}),
+    )
+    .await;
     assert_eq!(json_of(&link)["type"], "symlink");
 
-    let listing = call(&host, "fs/workspace.list_dir", serde_json::json!({"path": ".."})).await;
+    let listing = call(
+        &host,
+        "fs/workspace.list_dir",
+        serde_json::json!({"path": ".."}),
+    )
+    .await;
     assert!(listing.is_error(), "{:?}", listing.result);
     assert!(!listing.render().contains("secret.txt"));
 
@@ -95,7 +117,11 @@ async fn fs_tools_cannot_leave_their_grant() {
         serde_json::json!({"pattern": "secret", "path": "."}),
     )
     .await;
-    assert_eq!(json_of(&found)["matches"], serde_json::json!([]), "symlinks are not followed");
+    assert_eq!(
+        json_of(&found)["matches"],
+        serde_json::json!([]),
+        "symlinks are not followed"
+    );
 }
 
 #[tokio::test]
@@ -117,11 +143,22 @@ async fn the_sandbox_refuses_escapes_even_without_plugin_checks() {
 
     let mut paths: Vec<String> = escapes(root.path())
         .into_iter()
-        .map(|p| if p.starts_with('/') { p } else { format!("/workspace/{p}") })
+        .map(|p| {
+            if p.starts_with('/') {
+                p
+            } else {
+                format!("/workspace/{p}")
+            }
+        })
         .collect();
     paths.push("/proc/self/environ".into());
     for path in paths {
-        let outcome = call(&host, "hostile/chaos.read_path", serde_json::json!({ "path": path })).await;
+        let outcome = call(
+            &host,
+            "hostile/chaos.read_path",
+            serde_json::json!({ "path": path }),
+        )
+        .await;
         let result = outcome.result.as_ref().unwrap();
         assert!(result.is_error, "{path}: {result:?}");
         let rendered = outcome.render();
@@ -139,7 +176,12 @@ async fn a_plugin_without_grants_sees_no_files() {
         ".".into(),
         "secret.txt".into(),
     ] {
-        let outcome = call(&host, "hostile/chaos.read_path", serde_json::json!({ "path": path })).await;
+        let outcome = call(
+            &host,
+            "hostile/chaos.read_path",
+            serde_json::json!({ "path": path }),
+        )
+        .await;
         assert!(outcome.result.as_ref().unwrap().is_error, "{path}");
         assert!(!outcome.render().contains(SECRET));
     }
@@ -158,15 +200,28 @@ async fn a_read_only_grant_refuses_writes() {
             serde_json::json!({"path": path, "content": "overwritten", "create_dirs": true}),
         )
         .await;
-        assert_eq!(error_code(&outcome), "denied", "{path}: {:?}", outcome.result);
+        assert_eq!(
+            error_code(&outcome),
+            "denied",
+            "{path}: {:?}",
+            outcome.result
+        );
     }
-    assert_eq!(std::fs::read_to_string(dir.path().join("keep.txt")).unwrap(), "original");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("keep.txt")).unwrap(),
+        "original"
+    );
     assert!(!dir.path().join("new.txt").exists());
     assert!(!dir.path().join("sub").exists());
 
     // The sandbox, not the fs plugin, refuses: hostile has no policy at all.
     let host = host_recording(dir.path(), DirMode::ReadOnly).await;
-    let outcome = call(&host, "hostile/chaos.record", serde_json::json!({"message": "x"})).await;
+    let outcome = call(
+        &host,
+        "hostile/chaos.record",
+        serde_json::json!({"message": "x"}),
+    )
+    .await;
     assert!(outcome.result.as_ref().unwrap().is_error);
     assert!(!dir.path().join("calls.log").exists());
 }
@@ -188,7 +243,10 @@ async fn a_read_write_grant_allows_writes_inside_it_only() {
     )
     .await;
     assert!(!outcome.is_error(), "{:?}", outcome.result);
-    assert_eq!(std::fs::read_to_string(granted.join("out/new.txt")).unwrap(), "written\n");
+    assert_eq!(
+        std::fs::read_to_string(granted.join("out/new.txt")).unwrap(),
+        "written\n"
+    );
 
     for path in ["../escaped.txt", "relative-link", "dir-link/escaped.txt"] {
         let outcome = call(
@@ -199,13 +257,24 @@ async fn a_read_write_grant_allows_writes_inside_it_only() {
         .await;
         assert!(outcome.is_error(), "{path}: {:?}", outcome.result);
     }
-    assert_eq!(std::fs::read_to_string(root.path().join("secret.txt")).unwrap(), SECRET);
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("secret.txt")).unwrap(),
+        SECRET
+    );
     assert!(!root.path().join("escaped.txt").exists());
 
     let host = host_recording(root.path(), DirMode::ReadWrite).await;
-    let outcome = call(&host, "hostile/chaos.record", serde_json::json!({"message": "x"})).await;
+    let outcome = call(
+        &host,
+        "hostile/chaos.record",
+        serde_json::json!({"message": "x"}),
+    )
+    .await;
     assert_eq!(text_of(&outcome), "recorded");
-    assert_eq!(std::fs::read_to_string(root.path().join("calls.log")).unwrap(), "x\n");
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("calls.log")).unwrap(),
+        "x\n"
+    );
 }
 
 #[tokio::test]
@@ -231,7 +300,12 @@ async fn sockets_are_refused() {
     let host = host(vec![hostile("normal")]).await;
 
     for target in [addr.as_str(), "localhost:80", "example.com:443"] {
-        let outcome = call(&host, "hostile/chaos.connect", serde_json::json!({ "addr": target })).await;
+        let outcome = call(
+            &host,
+            "hostile/chaos.connect",
+            serde_json::json!({ "addr": target }),
+        )
+        .await;
         let result = outcome.result.as_ref().unwrap();
         assert!(result.is_error, "{target}: {result:?}");
         assert!(!text_of(&outcome).contains("connected"), "{target}");

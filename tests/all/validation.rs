@@ -69,7 +69,12 @@ async fn arguments_that_fail_the_schema_never_reach_the_plugin() {
     }
 
     // The same tool with good arguments does run: the log is the proof.
-    let outcome = call(&host, "hostile/chaos.record", serde_json::json!({"message": "one"})).await;
+    let outcome = call(
+        &host,
+        "hostile/chaos.record",
+        serde_json::json!({"message": "one"}),
+    )
+    .await;
     assert_eq!(text_of(&outcome), "recorded");
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "one\n");
 }
@@ -87,17 +92,29 @@ async fn violations_carry_json_pointers_into_nested_arguments() {
     let Err(CallError::InvalidArguments { violations }) = &outcome.result else {
         panic!("{:?}", outcome.result);
     };
-    let mut paths: Vec<&str> = violations.iter().map(|v| v.instance_path.as_str()).collect();
+    let mut paths: Vec<&str> = violations
+        .iter()
+        .map(|v| v.instance_path.as_str())
+        .collect();
     paths.sort();
     assert_eq!(paths, ["/limit", "/offset"], "{violations:?}");
-    assert!(violations.iter().all(|v| v.schema_path.starts_with("/properties/")));
+    assert!(
+        violations
+            .iter()
+            .all(|v| v.schema_path.starts_with("/properties/"))
+    );
 }
 
 #[tokio::test]
 async fn results_carry_text_and_json_parts() {
     let host = host(vec![hostile("normal")]).await;
 
-    let outcome = call(&host, "hostile/chaos.echo", serde_json::json!({"message": "hi"})).await;
+    let outcome = call(
+        &host,
+        "hostile/chaos.echo",
+        serde_json::json!({"message": "hi"}),
+    )
+    .await;
     assert!(!outcome.is_error());
     assert_eq!(text_of(&outcome), "hi");
 

@@ -194,8 +194,12 @@ impl Plugin {
             sha256: actual,
         };
         let registration = plugin.run_register().await?;
-        let tools = convert_registration(registration)
-            .map_err(|reason| LoadError::InvalidRegistration { plugin: name, reason })?;
+        let tools = convert_registration(registration).map_err(|reason| {
+            LoadError::InvalidRegistration {
+                plugin: name,
+                reason,
+            }
+        })?;
         Ok((plugin, tools))
     }
 
@@ -225,9 +229,7 @@ impl Plugin {
             reason,
         };
         let outcome = self
-            .run(async |plugin, store| {
-                plugin.call_register(store, &self.config_json).await
-            })
+            .run(async |plugin, store| plugin.call_register(store, &self.config_json).await)
             .await
             .map_err(|e| register_error(e.to_string()))?;
         outcome.map_err(register_error)
@@ -384,14 +386,23 @@ fn convert_registration(reg: bindings::Registration) -> Result<Vec<PendingTool>,
     let mut tools = Vec::new();
     for server in reg.servers {
         for tool in server.tools {
-            let input_schema = parse_schema(&tool.input_schema)
-                .map_err(|e| format!("tool {:?} has an input schema that is not JSON: {e}", tool.name))?;
+            let input_schema = parse_schema(&tool.input_schema).map_err(|e| {
+                format!(
+                    "tool {:?} has an input schema that is not JSON: {e}",
+                    tool.name
+                )
+            })?;
             let output_schema = tool
                 .output_schema
                 .as_deref()
                 .map(parse_schema)
                 .transpose()
-                .map_err(|e| format!("tool {:?} has an output schema that is not JSON: {e}", tool.name))?;
+                .map_err(|e| {
+                    format!(
+                        "tool {:?} has an output schema that is not JSON: {e}",
+                        tool.name
+                    )
+                })?;
             let a = tool.annotations;
             tools.push(PendingTool {
                 server: server.name.clone(),
@@ -442,9 +453,9 @@ fn convert_result(result: bindings::CallResult) -> Result<ToolResult, CallError>
 
 fn convert_call_error(error: bindings::CallError) -> CallError {
     match error {
-        bindings::CallError::UnknownTool(m) => CallError::Failed(format!(
-            "the plugin does not recognise this tool: {m}"
-        )),
+        bindings::CallError::UnknownTool(m) => {
+            CallError::Failed(format!("the plugin does not recognise this tool: {m}"))
+        }
         bindings::CallError::InvalidArguments(m) => CallError::RejectedArguments(m),
         bindings::CallError::Denied(m) => CallError::Denied(m),
         bindings::CallError::Failed(m) => CallError::Failed(m),
@@ -465,7 +476,11 @@ mod tests {
         assert!(check_component_header(b"\0asm\x0d\x00\x01\x00rest").is_ok());
         let module = check_component_header(b"\0asm\x01\x00\x00\x00").unwrap_err();
         assert!(module.contains("core WebAssembly module"), "{module}");
-        assert!(check_component_header(b"#!/bin/sh\n").unwrap_err().contains("not WebAssembly"));
+        assert!(
+            check_component_header(b"#!/bin/sh\n")
+                .unwrap_err()
+                .contains("not WebAssembly")
+        );
         assert!(check_component_header(b"").is_err());
     }
 }

@@ -9,14 +9,17 @@ use tiny_harness_host::{
 
 /// The directory the host's build script leaves the plugins in.
 pub fn plugin_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../target/wasm-plugins/wasm32-wasip2/release")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/wasm-plugins/wasm32-wasip2/release")
 }
 
 /// The built component of plugin `name` (`fs`, `hostile`, `not_a_plugin`).
 pub fn plugin_wasm(name: &str) -> PathBuf {
     let path = plugin_dir().join(format!("{name}.wasm"));
-    assert!(path.is_file(), "{} is missing: the host build script builds it", path.display());
+    assert!(
+        path.is_file(),
+        "{} is missing: the host build script builds it",
+        path.display()
+    );
     path
 }
 

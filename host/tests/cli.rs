@@ -1,0 +1,272 @@
+//! The `tiny-harness` binary, run as a user runs it: real processes, the
+//! real fs plugin, exit codes and output checked.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn fs_wasm() -> PathBuf {
+    PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR")).join("fs.wasm")
+}
+
+/// Runs the binary in `dir` with `args` (and `stdin`, if any).
+fn run_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).unwrap();
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+/// A directory holding a config that grants fs a read-only `work/`.
+fn sandbox() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("work")).unwrap();
+    std::fs::write(
+        dir.path().join("work/hello.txt"),
+        "hello from the workspace\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("outside.txt"), "not granted\n").unwrap();
+    let config = format!(
+        "[plugins.fs]\npath = {:?}\n[plugins.fs.grants]\ndirs = [{{ host = \"work\", guest = \"/workspace\" }}]\n",
+        fs_wasm().display().to_string()
+    );
+    std::fs::write(dir.path().join("tiny-harness.toml"), config).unwrap();
+    dir
+}
+
+#[test]
+fn the_readme_quick_start_call_works_from_the_repository_root() {
+    let output = run_in(
+        &workspace_root(),
+        &["call", "fs/workspace.read_file", r#"{"path":"README.md"}"#],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).unwrap();
+    let first_line = readme.lines().next().unwrap();
+    assert!(text.starts_with("<tool-result-"), "{text}");
+    assert!(text.contains("tool=\"fs/workspace.read_file\" call=\"cli-1\" status=\"ok\""));
+    assert!(text.contains(first_line), "{text}");
+}
+
+#[test]
+fn tools_lists_names_idempotency_plugin_and_schema_hash() {
+    let dir = sandbox();
+    let output = run_in(dir.path(), &["tools"], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let read = text
+        .lines()
+        .find(|l| l.starts_with("fs/workspace.read_file "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let columns: Vec<&str> = read.split_whitespace().collect();
+    assert_eq!(columns[1], "yes");
+    assert_eq!(columns[2], "fs");
+    assert_eq!(columns[3].len(), 64);
+    assert_eq!(text.lines().count(), 6, "a header and five tools:\n{text}");
+
+    let output = run_in(dir.path(), &["tools", "--json"], None);
+    assert_eq!(output.status.code(), Some(0));
+    let tools: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let tools = tools.as_array().unwrap();
+    assert_eq!(tools.len(), 5);
+    let read = tools
+        .iter()
+        .find(|t| t["name"] == "fs/workspace.read_file")
+        .unwrap();
+    assert_eq!(read["plugin"], "fs");
+    assert_eq!(read["idempotent"], true);
+    assert_eq!(read["input_schema_sha256"], columns[3]);
+    assert_eq!(read["annotations"]["read_only"], true);
+}
+
+#[test]
+fn an_empty_config_has_no_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("empty.toml"), "").unwrap();
+    let output = run_in(
+        dir.path(),
+        &["--config", "empty.toml", "tools", "--json"],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&output.stdout).unwrap(),
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn call_exit_codes_follow_the_outcome() {
+    let dir = sandbox();
+    let ok = run_in(
+        dir.path(),
+        &["call", "fs/workspace.read_file", r#"{"path":"hello.txt"}"#],
+        None,
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    assert!(stdout(&ok).contains("\nhello from the workspace\n"));
+
+    let unknown = run_in(
+        dir.path(),
+        &["call", "fs/workspace.delete_everything"],
+        None,
+    );
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(stdout(&unknown).contains("code=\"unknown_tool\""));
+
+    let invalid = run_in(
+        dir.path(),
+        &["call", "fs/workspace.read_file", r#"{"path":1}"#],
+        None,
+    );
+    assert_eq!(invalid.status.code(), Some(1));
+    assert!(stdout(&invalid).contains("code=\"invalid_arguments\""));
+
+    let outside = run_in(
+        dir.path(),
+        &[
+            "call",
+            "fs/workspace.read_file",
+            r#"{"path":"../outside.txt"}"#,
+        ],
+        None,
+    );
+    assert_eq!(outside.status.code(), Some(1));
+    assert!(!stdout(&outside).contains("not granted"));
+
+    let from_stdin = run_in(
+        dir.path(),
+        &["call", "fs/workspace.stat", "-", "--id", "c-7"],
+        Some(r#"{"path":"hello.txt"}"#),
+    );
+    assert_eq!(from_stdin.status.code(), Some(0), "{}", stderr(&from_stdin));
+    assert!(stdout(&from_stdin).contains("call=\"c-7\""));
+}
+
+#[test]
+fn call_json_is_machine_readable() {
+    let dir = sandbox();
+    let output = run_in(
+        dir.path(),
+        &[
+            "call",
+            "--json",
+            "fs/workspace.read_file",
+            r#"{"path":"hello.txt"}"#,
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let outcome: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(outcome["is_error"], false);
+    assert_eq!(
+        outcome["result"]["content"][0]["text"],
+        "hello from the workspace\n"
+    );
+    assert_eq!(outcome["result"]["content"][1]["data"]["total_lines"], 1);
+
+    let output = run_in(
+        dir.path(),
+        &[
+            "call",
+            "--json",
+            "fs/workspace.read_file",
+            r#"{"offset":0}"#,
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let outcome: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(outcome["error"]["code"], "invalid_arguments");
+    let pointers: Vec<&str> = outcome["error"]["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["instance_path"].as_str().unwrap())
+        .collect();
+    assert!(
+        pointers.contains(&"/offset") && pointers.contains(&""),
+        "{pointers:?}"
+    );
+}
+
+#[test]
+fn usage_and_config_errors_exit_2_with_one_line() {
+    let dir = sandbox();
+    let one_line = |output: &Output, needle: &str| {
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(output));
+        let err = stderr(output);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{err}");
+        assert!(output.stdout.is_empty());
+    };
+
+    let bad_json = run_in(
+        dir.path(),
+        &["call", "fs/workspace.read_file", r#"{"path":"#],
+        None,
+    );
+    one_line(&bad_json, "ARGS_JSON is not valid JSON");
+
+    std::fs::write(
+        dir.path().join("bad.toml"),
+        "[plugins.fs]\npath = \"x.wasm\"\n\n[plugins.fs.limits]\nmemory_mb = 3\n",
+    )
+    .unwrap();
+    let bad_config = run_in(dir.path(), &["--config", "bad.toml", "tools"], None);
+    one_line(
+        &bad_config,
+        "bad.toml:5:1: plugins.fs.limits.memory_mb: unknown field `memory_mb`",
+    );
+
+    let missing = run_in(dir.path(), &["--config", "nope.toml", "tools"], None);
+    one_line(&missing, "nope.toml: cannot read the config");
+
+    std::fs::write(
+        dir.path().join("nowasm.toml"),
+        "[plugins.fs]\npath = \"gone.wasm\"\n",
+    )
+    .unwrap();
+    let no_wasm = run_in(dir.path(), &["--config", "nowasm.toml", "tools"], None);
+    one_line(&no_wasm, "plugin fs: cannot read");
+
+    std::fs::write(
+        dir.path().join("pinned.toml"),
+        format!(
+            "[plugins.fs]\npath = {:?}\nsha256 = \"{}\"\n",
+            fs_wasm().display().to_string(),
+            "ab".repeat(32)
+        ),
+    )
+    .unwrap();
+    let pinned = run_in(dir.path(), &["--config", "pinned.toml", "tools"], None);
+    one_line(&pinned, "plugin fs: sha256 mismatch");
+
+    let no_command = run_in(dir.path(), &[], None);
+    assert_eq!(no_command.status.code(), Some(2));
+}
