@@ -2,16 +2,23 @@
 //!
 //! - `bare_wasmtime`: what any embedder pays at minimum for a fresh instance
 //!   per call: a new store with an empty WASI context, instantiate from a
-//!   pre-linked component, call `echo`. Same engine, same pooling allocator.
+//!   pre-linked component, call `greet` of the
+//!   `hello` plugin (the smallest plugin in `plugins/`). The same engine (and so the same instance pool) as the host's.
+//! - `plugin_call`: `Plugin::call` alone: the sandbox built from grants,
+//!   limiter, deadline, fresh instance, call, result conversion.
 //! - `host_invoke_render`: `Host::invoke` (lookup, schema validation, the
 //!   sandbox built from grants, limiter and deadline, fresh instance, call,
 //!   result conversion) followed by rendering the untrusted block.
 //! - `validate_and_render`: the host's own work alone, on a call that
 //!   fails validation (lookup, validation, render; no instance).
 //!
+//! - `paired_host_over_bare`: both calls back to back in every iteration,
+//!   so that they see the same machine; prints the medians and the ratio.
+//!
 //! Run: `cargo bench -p tiny-harness-host --bench invoke`.
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
@@ -22,8 +29,8 @@ use wasmtime::Store;
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-fn hostile_wasm() -> PathBuf {
-    PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR")).join("hostile.wasm")
+fn hello_wasm() -> PathBuf {
+    PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR")).join("hello.wasm")
 }
 
 /// The least state a WASI component needs.
@@ -42,7 +49,7 @@ impl WasiView for Bare {
 }
 
 fn bare_pre(engine: &PluginEngine) -> PluginPre<Bare> {
-    let component = Component::from_file(engine.engine(), hostile_wasm()).expect("component");
+    let component = Component::from_file(engine.engine(), hello_wasm()).expect("component");
     let mut linker = Linker::new(engine.engine());
     wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("wasi");
     PluginPre::new(linker.instantiate_pre(&component).expect("link")).expect("world")
@@ -57,19 +64,19 @@ async fn bare_call(engine: &PluginEngine, pre: &PluginPre<Bare>) {
     store.set_epoch_deadline(u64::MAX / 2);
     let plugin = pre.instantiate_async(&mut store).await.expect("instance");
     let result = plugin
-        .call_call(&mut store, "{}", "chaos", "echo", r#"{"message":"hi"}"#)
+        .call_call(&mut store, "{}", "hello", "greet", r#"{"name":"bench"}"#)
         .await
         .expect("no trap")
         .expect("a result");
     assert!(!result.is_error);
 }
 
-async fn host() -> Host {
-    let mut builder = HostBuilder::new().expect("engine");
+async fn host(engine: PluginEngine) -> Host {
+    let mut builder = HostBuilder::with_engine(engine);
     builder
         .load_plugin(PluginSpec {
-            name: "hostile".into(),
-            wasm: hostile_wasm(),
+            name: "hello".into(),
+            wasm: hello_wasm(),
             sha256: None,
             grants: Default::default(),
             limits: Default::default(),
@@ -85,22 +92,37 @@ fn invoke(c: &mut Criterion) {
         .enable_all()
         .build()
         .expect("runtime");
-    let host = runtime.block_on(host());
     let engine = PluginEngine::new().expect("engine");
+    let host = runtime.block_on(host(engine.clone()));
     let pre = bare_pre(&engine);
     let good = ToolCall {
         id: "call_1".into(),
-        name: "hostile/chaos.echo".into(),
-        arguments: json!({"message": "hi"}),
+        name: "hello/hello.greet".into(),
+        arguments: json!({"name": "bench"}),
     };
     let bad = ToolCall {
-        arguments: json!({"message": 1}),
+        arguments: json!({"name": 1}),
         ..good.clone()
     };
 
     let mut group = c.benchmark_group("trivial_call");
     group.bench_function("bare_wasmtime", |b| {
         b.to_async(&runtime).iter(|| bare_call(&engine, &pre));
+    });
+    let tiny_harness_host::registry::Source::Plugin { plugin } = &host
+        .registry()
+        .get("hello/hello.greet")
+        .expect("greet")
+        .source
+    else {
+        unreachable!("greet comes from a plugin");
+    };
+    group.bench_function("plugin_call", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let result = plugin.call("hello", "greet", &good.arguments).await;
+            assert!(result.is_ok());
+            result
+        });
     });
     group.bench_function("host_invoke_render", |b| {
         b.to_async(&runtime).iter(|| async {
@@ -116,7 +138,50 @@ fn invoke(c: &mut Criterion) {
             outcome.render()
         });
     });
+    // The ratio, measured fairly on a noisy machine: each iteration runs a
+    // bare call and a host call back to back, so both see the same
+    // conditions. Criterion reports the host half; the medians of both
+    // halves per sample, and their ratio, are printed at the end.
+    let samples = std::cell::RefCell::new(Vec::new());
+    group.bench_function("paired_host_over_bare", |b| {
+        b.to_async(&runtime).iter_custom(|iters| {
+            let (engine, pre, host, good, samples) = (&engine, &pre, &host, &good, &samples);
+            async move {
+                let (mut bare, mut full) = (Duration::ZERO, Duration::ZERO);
+                for _ in 0..iters {
+                    let start = Instant::now();
+                    bare_call(engine, pre).await;
+                    bare += start.elapsed();
+                    let start = Instant::now();
+                    let outcome = host.invoke(good).await;
+                    std::hint::black_box(outcome.render());
+                    full += start.elapsed();
+                }
+                samples
+                    .borrow_mut()
+                    .push((bare / iters as u32, full / iters as u32));
+                full
+            }
+        });
+    });
     group.finish();
+    report_pairs(&samples.into_inner());
+}
+
+/// Prints the medians of the paired samples and of their ratios.
+fn report_pairs(samples: &[(Duration, Duration)]) {
+    fn median(mut values: Vec<f64>) -> f64 {
+        values.sort_by(f64::total_cmp);
+        values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+    }
+    let micros = |d: Duration| d.as_secs_f64() * 1e6;
+    let bare = median(samples.iter().map(|s| micros(s.0)).collect());
+    let full = median(samples.iter().map(|s| micros(s.1)).collect());
+    let ratio = median(samples.iter().map(|s| micros(s.1) / micros(s.0)).collect());
+    eprintln!(
+        "paired medians over {} samples: bare_wasmtime {bare:.2} µs, host_invoke_render {full:.2} µs, ratio {ratio:.2}",
+        samples.len()
+    );
 }
 
 criterion_group!(benches, invoke);

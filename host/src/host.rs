@@ -64,6 +64,21 @@ impl HostBuilder {
             })
     }
 
+    /// A builder over an existing engine, so that several hosts (or a host
+    /// and code driving components directly) share one compiled-code cache,
+    /// instance pool and epoch ticker.
+    pub fn with_engine(engine: PluginEngine) -> Self {
+        HostBuilder {
+            engine,
+            registry: Registry::new(),
+        }
+    }
+
+    /// The engine plugins are loaded into.
+    pub fn engine(&self) -> &PluginEngine {
+        &self.engine
+    }
+
     /// The registry so far.
     pub fn registry(&self) -> &Registry {
         &self.registry

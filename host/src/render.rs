@@ -13,7 +13,8 @@
 //! ```
 //!
 //! Invariant: the boundary cannot be forged. The nonce is fresh for every
-//! render (128 bits from the operating system's generator) and is redrawn
+//! render (128 unpredictable bits: a keyed hash of a counter, the key drawn
+//! once per process from the operating system's generator) and is redrawn
 //! until it occurs nowhere in the content or the attributes, compared
 //! without regard to ASCII case. So no content (an old block, a guessed
 //! closing tag, homoglyph brackets) can contain the closing tag, and the
@@ -126,25 +127,43 @@ fn fresh_nonce(haystacks: &[&str]) -> String {
     }
 }
 
+/// 128 unpredictable bits as hex: SHA-256 of a per-process 256-bit key
+/// from the operating system's generator and a counter, truncated. Knowing
+/// earlier nonces reveals nothing about the next one without the key, and
+/// the per-render cost is a hash rather than a system call.
 fn random_hex() -> String {
-    let mut bytes = [0u8; NONCE_BYTES];
-    if getrandom::fill(&mut bytes).is_err() {
-        // The OS generator is unavailable (practically never on the systems
-        // we run on). Fall back to a per-process hasher seed mixed with the
-        // clock: still unpredictable to content produced before the render,
-        // and `fresh_nonce` still guarantees absence from the content.
-        use std::hash::{BuildHasher, RandomState};
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        let state = RandomState::new();
-        let a = state.hash_one(now).to_le_bytes();
-        let b = state.hash_one(now.wrapping_add(1)).to_le_bytes();
-        bytes[..8].copy_from_slice(&a);
-        bytes[8..].copy_from_slice(&b);
-    }
-    hex::encode(bytes)
+    use sha2::{Digest, Sha256};
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    static KEY: OnceLock<[u8; 32]> = OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let key = KEY.get_or_init(|| {
+        let mut key = [0u8; 32];
+        if getrandom::fill(&mut key).is_err() {
+            // The OS generator is unavailable (practically never on the
+            // systems we run on). Fall back to std's per-process hasher
+            // seeds mixed with the clock: still unknown to content produced
+            // before the render, and `fresh_nonce` still guarantees that the
+            // nonce is absent from the content.
+            use std::hash::{BuildHasher, RandomState};
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or_default();
+            for (i, chunk) in key.chunks_mut(8).enumerate() {
+                let word = RandomState::new().hash_one((now, i)).to_le_bytes();
+                chunk.copy_from_slice(&word);
+            }
+        }
+        key
+    });
+    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let digest = Sha256::new()
+        .chain_update(key)
+        .chain_update(count.to_le_bytes())
+        .finalize();
+    hex::encode(&digest[..NONCE_BYTES])
 }
 
 #[cfg(test)]

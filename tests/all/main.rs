@@ -6,6 +6,7 @@
 mod common;
 
 mod fs_tools;
+mod hello;
 mod isolation;
 mod load_errors;
 mod registration;

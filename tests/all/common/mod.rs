@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tiny_harness_host::{
-    CallOutcome, DirGrant, DirMode, Grants, Host, HostBuilder, Limits, PluginSpec, ToolCall,
+    CallOutcome, ContentPart, DirGrant, DirMode, Grants, Host, HostBuilder, Limits, PluginSpec,
+    ToolCall, ToolResult,
 };
 
 /// The directory the host's build script leaves the plugins in.
@@ -12,7 +13,7 @@ pub fn plugin_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/wasm-plugins/wasm32-wasip2/release")
 }
 
-/// The built component of plugin `name` (`fs`, `hostile`, `not_a_plugin`).
+/// The built component of plugin `name` (`fs`, `hello`, `hostile`, `not_a_plugin`).
 pub fn plugin_wasm(name: &str) -> PathBuf {
     let path = plugin_dir().join(format!("{name}.wasm"));
     assert!(
@@ -84,17 +85,21 @@ pub async fn call(host: &Host, name: &str, arguments: serde_json::Value) -> Call
     .await
 }
 
-/// The text of every text part, concatenated.
-pub fn text_of(outcome: &CallOutcome) -> String {
-    let result = outcome
+/// The result of a call that must have produced one.
+pub fn result_of(outcome: &CallOutcome) -> &ToolResult {
+    outcome
         .result
         .as_ref()
-        .unwrap_or_else(|e| panic!("expected a result, got {} error: {e}", e.code()));
-    result
+        .unwrap_or_else(|e| panic!("expected a result, got {} error: {e}", e.code()))
+}
+
+/// The text of every text part, concatenated.
+pub fn text_of(outcome: &CallOutcome) -> String {
+    result_of(outcome)
         .content
         .iter()
         .filter_map(|p| match p {
-            tiny_harness_host::ContentPart::Text { text } => Some(text.as_str()),
+            ContentPart::Text { text } => Some(text.as_str()),
             _ => None,
         })
         .collect()
@@ -102,15 +107,11 @@ pub fn text_of(outcome: &CallOutcome) -> String {
 
 /// The first JSON part's document.
 pub fn json_of(outcome: &CallOutcome) -> serde_json::Value {
-    let result = outcome
-        .result
-        .as_ref()
-        .unwrap_or_else(|e| panic!("expected a result, got {} error: {e}", e.code()));
-    result
+    result_of(outcome)
         .content
         .iter()
         .find_map(|p| match p {
-            tiny_harness_host::ContentPart::Json { data, .. } => Some(data.clone()),
+            ContentPart::Json { data, .. } => Some(data.clone()),
             _ => None,
         })
         .expect("a JSON part")
