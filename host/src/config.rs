@@ -7,7 +7,7 @@
 //! sha256 = "…"                       # optional pin: a different file is refused
 //!
 //! [plugins.fs.limits]
-//! memory_mib = 64                    # per linear memory; default 64
+//! memory_mib = 64                    # all linear memories together; default 64
 //! timeout_ms = 30000                 # per call; default 30000
 //!
 //! [plugins.fs.grants]                # everything is denied unless granted here

@@ -89,6 +89,9 @@ async fn fs_tools_cannot_leave_their_grant() {
                 "{tool} {path}: {:?}",
                 outcome.result
             );
+            if tool == "read_file" {
+                assert_eq!(error_code(&outcome), "denied", "{tool} {path}");
+            }
             let rendered = outcome.render();
             assert!(!rendered.contains(SECRET), "{tool} {path}: {rendered}");
             assert!(!rendered.contains("root:"), "{tool} {path}: {rendered}");
@@ -121,6 +124,58 @@ async fn fs_tools_cannot_leave_their_grant() {
         json_of(&found)["matches"],
         serde_json::json!([]),
         "symlinks are not followed"
+    );
+}
+
+#[tokio::test]
+async fn a_path_outside_every_grant_is_denied_not_missing() {
+    let root = layout();
+    let host = host(vec![fs_over(
+        &root.path().join("granted"),
+        DirMode::ReadWrite,
+    )])
+    .await;
+    let outside = [
+        "/etc/passwd".to_owned(),
+        root.path().join("secret.txt").display().to_string(),
+        // A sibling whose name merely begins with the grant's.
+        "/workspace2/inside.txt".to_owned(),
+    ];
+    for path in &outside {
+        for (tool, args) in [
+            ("read_file", serde_json::json!({ "path": path })),
+            ("stat", serde_json::json!({ "path": path })),
+            ("list_dir", serde_json::json!({ "path": path })),
+            (
+                "write_file",
+                serde_json::json!({ "path": path, "content": "x", "create_dirs": true }),
+            ),
+        ] {
+            let outcome = call(&host, &format!("fs/workspace.{tool}"), args).await;
+            assert_eq!(error_code(&outcome), "denied", "{tool} {path}");
+            let message = outcome.result.as_ref().unwrap_err().to_string();
+            assert!(
+                message.contains("outside every directory granted")
+                    && message.contains("/workspace"),
+                "{tool} {path}: {message}"
+            );
+        }
+    }
+    // A missing file inside the grant stays an ordinary error result.
+    for path in ["missing.txt", "/workspace/missing.txt"] {
+        let outcome = call(
+            &host,
+            "fs/workspace.read_file",
+            serde_json::json!({ "path": path }),
+        )
+        .await;
+        let result = outcome.result.as_ref().unwrap();
+        assert!(result.is_error, "{path}: {result:?}");
+        assert!(text_of(&outcome).contains("No such file"), "{path}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("secret.txt")).unwrap(),
+        SECRET
     );
 }
 

@@ -52,9 +52,9 @@ pub struct Grants {
 /// How much one call may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// The most bytes any one linear memory of the plugin may grow to. A
-    /// plugin is someone else's code: without a cap, one call could take
-    /// the host's memory.
+    /// The most bytes the plugin's linear memories may hold together during
+    /// one call (a component may have several). A plugin is someone else's
+    /// code: without a cap, one call could take the host's memory.
     pub memory_bytes: usize,
     /// The longest one call (or `register`) may run before it is stopped.
     /// Without it, a loop in a plugin would hold a model's turn forever.
@@ -77,37 +77,77 @@ impl Default for Limits {
     }
 }
 
-/// Caps linear-memory growth and remembers whether the cap was hit, so a
-/// failure can be reported as `memory_limit` rather than a bare trap.
+/// Caps the total of a store's linear memories (and, separately, of its
+/// tables) and remembers whether the cap was hit, so that a failure can be
+/// reported as `memory_limit` rather than a bare trap.
+///
+/// wasmtime asks once per memory, at creation and at each growth, with that
+/// memory's current and desired size; summing the answers keeps a component
+/// with several memories to one budget rather than one per memory.
 #[derive(Debug)]
 pub(crate) struct MemoryCap {
     limit: usize,
+    memory_total: usize,
+    table_total: usize,
     pub(crate) hit: bool,
+}
+
+impl MemoryCap {
+    pub(crate) fn new(limit: usize) -> Self {
+        MemoryCap {
+            limit,
+            memory_total: 0,
+            table_total: 0,
+            hit: false,
+        }
+    }
+
+    /// The running total after one resource grows from `current` to
+    /// `desired`, if that stays within the limit.
+    fn grow(total: usize, current: usize, desired: usize, limit: usize) -> Option<usize> {
+        let grown = total.saturating_sub(current).saturating_add(desired);
+        (grown <= limit).then_some(grown)
+    }
 }
 
 impl wasmtime::ResourceLimiter for MemoryCap {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.limit {
-            self.hit = true;
-            return Ok(false);
+        match Self::grow(self.memory_total, current, desired, self.limit) {
+            Some(total) => {
+                self.memory_total = total;
+                Ok(true)
+            }
+            None => {
+                self.hit = true;
+                Ok(false)
+            }
         }
-        Ok(true)
     }
 
     fn table_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         // Table elements are pointer-sized host memory: hold them to the same
         // budget as linear memory.
-        Ok(desired.saturating_mul(size_of::<usize>()) <= self.limit)
+        let bytes = |elements: usize| elements.saturating_mul(size_of::<usize>());
+        match Self::grow(self.table_total, bytes(current), bytes(desired), self.limit) {
+            Some(total) => {
+                self.table_total = total;
+                Ok(true)
+            }
+            None => {
+                self.hit = true;
+                Ok(false)
+            }
+        }
     }
 }
 
@@ -153,10 +193,7 @@ impl CallState {
         Ok(CallState {
             wasi: builder.build(),
             table: ResourceTable::new(),
-            cap: MemoryCap {
-                limit: limits.memory_bytes,
-                hit: false,
-            },
+            cap: MemoryCap::new(limits.memory_bytes),
             stderr,
         })
     }
@@ -175,5 +212,41 @@ impl WasiView for CallState {
             ctx: &mut self.wasi,
             table: &mut self.table,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use wasmtime::ResourceLimiter;
+
+    use super::MemoryCap;
+
+    const MIB: usize = 1 << 20;
+
+    #[test]
+    fn the_cap_holds_all_memories_to_one_budget() {
+        let mut cap = MemoryCap::new(32 * MIB);
+        // Two memories created at 1 MiB each, then grown one after the other.
+        assert!(cap.memory_growing(0, MIB, None).unwrap());
+        assert!(cap.memory_growing(0, MIB, None).unwrap());
+        assert!(cap.memory_growing(MIB, 20 * MIB, None).unwrap());
+        assert!(!cap.hit);
+        // 20 + 20 would pass a per-memory cap of 32 MiB but not the total.
+        assert!(!cap.memory_growing(MIB, 20 * MIB, None).unwrap());
+        assert!(cap.hit);
+        // What is left still fits.
+        assert!(cap.memory_growing(MIB, 12 * MIB, None).unwrap());
+        assert!(!cap.memory_growing(12 * MIB, 12 * MIB + 1, None).unwrap());
+    }
+
+    #[test]
+    fn tables_have_a_budget_of_their_own() {
+        let mut cap = MemoryCap::new(MIB);
+        let elements = MIB / size_of::<usize>();
+        assert!(cap.memory_growing(0, MIB, None).unwrap());
+        assert!(cap.table_growing(0, elements / 2, None).unwrap());
+        assert!(!cap.hit);
+        assert!(!cap.table_growing(0, elements / 2 + 1, None).unwrap());
+        assert!(cap.hit);
     }
 }

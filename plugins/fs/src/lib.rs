@@ -8,10 +8,11 @@
 //! - The plugin never decides which paths are allowed: it neither normalises
 //!   nor rejects `..` or absolute paths. The WASI sandbox (the directories
 //!   the host grants) is what refuses them; a refusal becomes a `denied`
-//!   call error, any other io error an error result naming the path. (An
-//!   absolute path outside every grant fails as "No such file or
-//!   directory": WASI has no directory to even look in. A `..` that climbs
-//!   out of a grant, or a write to a read-only grant, is refused.)
+//!   call error naming the granted directories, any other io error an error
+//!   result naming the path. (The sandbox reports an absolute path outside
+//!   every grant as missing, since it has no directory to look in; the
+//!   plugin tells that apart from a missing file by comparing the path with
+//!   the granted directories' guest paths, and reports it as `denied`.)
 //! - Walks (`list_dir` with `recursive`, `search`) never follow symlinks,
 //!   visit entries in a deterministic order, and stop at their limits.
 //! - Text is returned as found in the file (line endings kept); invalid
@@ -170,14 +171,50 @@ fn is_denial(err: &io::Error) -> bool {
 /// error when the sandbox refused, else an error result for the model.
 /// `action` is the verb for the message ("read", "write", ...).
 fn io_failure(action: &str, path: &Path, err: io::Error) -> Result<CallResult, CallError> {
+    let granted = granted_dirs();
     let message = format!("cannot {action} {}: {err}", path.display());
-    if is_denial(&err) {
+    let outside = err.kind() == io::ErrorKind::NotFound && is_outside(path, &granted);
+    if outside {
         Err(CallError::Denied(format!(
-            "{message}; the sandbox grants this plugin access only to the directories \
-             the host config lists"
+            "cannot {action} {}: the path lies outside every directory granted to this \
+             plugin; {}",
+            path.display(),
+            describe_grants(&granted)
+        )))
+    } else if is_denial(&err) {
+        Err(CallError::Denied(format!(
+            "{message}; the sandbox refused it: {}",
+            describe_grants(&granted)
         )))
     } else {
         error_result(message)
+    }
+}
+
+/// The guest paths of the directories the host granted (the WASI
+/// preopens), in the order the host gave them.
+fn granted_dirs() -> Vec<String> {
+    wasip2::filesystem::preopens::get_directories()
+        .into_iter()
+        .map(|(_descriptor, guest)| guest)
+        .collect()
+}
+
+/// Whether an absolute `path` lies outside every granted directory, by
+/// comparing whole path components (`/workspace2` is not in `/workspace`).
+fn is_outside(path: &Path, granted: &[String]) -> bool {
+    path.is_absolute() && !granted.iter().any(|dir| path.starts_with(dir))
+}
+
+/// One sentence naming what this plugin may reach.
+fn describe_grants(granted: &[String]) -> String {
+    if granted.is_empty() {
+        "the host config grants this plugin no directories".into()
+    } else {
+        format!(
+            "the host config grants this plugin only {}",
+            granted.join(", ")
+        )
     }
 }
 
