@@ -178,6 +178,8 @@ fn print_tools(host: &Host, json: bool) -> anyhow::Result<()> {
                     "annotations": t.definition.annotations,
                     "input_schema_sha256": t.schema_hash().as_str(),
                     "input_schema": t.definition.input_schema,
+                    "output_schema_sha256": t.output_schema_hash().map(|h| h.as_str()),
+                    "output_schema": t.definition.output_schema,
                 })
             })
             .collect();

@@ -4,6 +4,9 @@
 //! - A name that is not registered runs nothing and yields `unknown_tool`.
 //! - Arguments that fail the tool's input schema never reach the tool and
 //!   yield `invalid_arguments` with every violation's JSON pointer.
+//! - A tool that declares an output schema has the first JSON part of each
+//!   successful result checked against it; a result that lacks one or does
+//!   not match becomes `invalid_output` (error results are not checked).
 //! - Whatever happens in a source (a trap, a timeout, a memory bomb)
 //!   becomes an error for that one call; the invoker itself never fails.
 //! - Every outcome renders as an untrusted block (see [`crate::render`]).
@@ -14,7 +17,8 @@ use serde::Serialize;
 
 use crate::registry::{Registry, Source};
 use crate::render;
-use crate::tool::{CallError, ToolResult};
+use crate::schema::CompiledSchema;
+use crate::tool::{CallError, ContentPart, ToolResult, Violation};
 
 /// A model's request to run one tool.
 #[derive(Debug, Clone, PartialEq)]
@@ -129,12 +133,78 @@ impl Invoker {
             .schema
             .validate(&call.arguments)
             .map_err(|violations| CallError::InvalidArguments { violations })?;
-        match &entry.source {
+        let result = match &entry.source {
             Source::Plugin { plugin } => {
                 plugin
                     .call(entry.name.server(), entry.name.tool(), &call.arguments)
-                    .await
+                    .await?
             }
+        };
+        if let Some(schema) = &entry.output_schema {
+            check_output(schema, &result)?;
         }
+        Ok(result)
+    }
+}
+
+/// Checks a successful result's structured data (its first JSON part)
+/// against the tool's output schema. Error results carry none to check.
+fn check_output(schema: &CompiledSchema, result: &ToolResult) -> Result<(), CallError> {
+    if result.is_error {
+        return Ok(());
+    }
+    let Some((index, data)) =
+        result
+            .content
+            .iter()
+            .enumerate()
+            .find_map(|(index, part)| match part {
+                ContentPart::Json { data, .. } => Some((index, data)),
+                ContentPart::Text { .. } => None,
+            })
+    else {
+        return Err(CallError::InvalidOutput(
+            "the tool declares an output schema but its result has no JSON part".into(),
+        ));
+    };
+    schema.validate(data).map_err(|violations| {
+        let mut details: Vec<String> = violations
+            .iter()
+            .take(MAX_OUTPUT_VIOLATIONS)
+            .map(describe_violation)
+            .collect();
+        if violations.len() > MAX_OUTPUT_VIOLATIONS {
+            details.push(format!(
+                "and {} more",
+                violations.len() - MAX_OUTPUT_VIOLATIONS
+            ));
+        }
+        CallError::InvalidOutput(format!(
+            "part {} does not match the tool's output schema: {}",
+            index + 1,
+            details.join("; ")
+        ))
+    })
+}
+
+/// The most output-schema violations named in one `invalid_output` error.
+const MAX_OUTPUT_VIOLATIONS: usize = 5;
+
+/// The longest violation message kept: a message can quote the offending
+/// value, which the tool chose and may be huge.
+const MAX_VIOLATION_CHARS: usize = 200;
+
+/// One violation as `pointer: message` (the root pointer shown as `/`),
+/// the message cut to [`MAX_VIOLATION_CHARS`].
+fn describe_violation(violation: &Violation) -> String {
+    let at = if violation.instance_path.is_empty() {
+        "/"
+    } else {
+        &violation.instance_path
+    };
+    let message = &violation.message;
+    match message.char_indices().nth(MAX_VIOLATION_CHARS) {
+        Some((cut, _)) => format!("{at}: {}...", &message[..cut]),
+        None => format!("{at}: {message}"),
     }
 }

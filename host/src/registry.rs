@@ -154,6 +154,8 @@ pub struct RegisteredTool {
     pub definition: ToolDefinition,
     /// Its compiled input schema.
     pub schema: CompiledSchema,
+    /// Its compiled output schema, when it declares one.
+    pub output_schema: Option<CompiledSchema>,
     /// Where it runs.
     pub source: Source,
 }
@@ -162,6 +164,11 @@ impl RegisteredTool {
     /// The sha256 of the input schema's canonical JSON.
     pub fn schema_hash(&self) -> &SchemaHash {
         self.schema.hash()
+    }
+
+    /// The sha256 of the output schema's canonical JSON, if there is one.
+    pub fn output_schema_hash(&self) -> Option<&SchemaHash> {
+        self.output_schema.as_ref().map(CompiledSchema::hash)
     }
 }
 
@@ -182,11 +189,13 @@ pub enum RegistryError {
     /// The full name is already taken.
     #[error("duplicate tool {0}: each <plugin>/<server>.<tool> must be unique")]
     Duplicate(String),
-    /// A tool's input schema does not compile.
-    #[error("tool {name} has an invalid input schema: {reason}")]
+    /// A tool's input or output schema does not compile.
+    #[error("tool {name} has an invalid {which} schema: {reason}")]
     InvalidSchema {
         /// The tool's full name.
         name: String,
+        /// `input` or `output`.
+        which: &'static str,
         /// Why it does not compile.
         reason: String,
     },
@@ -229,17 +238,25 @@ impl Registry {
             if self.tools.contains_key(name.as_str()) || batch.contains_key(name.as_str()) {
                 return Err(RegistryError::Duplicate(name.full));
             }
-            let schema =
-                CompiledSchema::compile(&pending.definition.input_schema).map_err(|e| {
-                    RegistryError::InvalidSchema {
-                        name: name.full.clone(),
-                        reason: e.to_string(),
-                    }
-                })?;
+            let compile = |which: &'static str, schema: &serde_json::Value| {
+                CompiledSchema::compile(schema).map_err(|e| RegistryError::InvalidSchema {
+                    name: name.full.clone(),
+                    which,
+                    reason: e.to_string(),
+                })
+            };
+            let schema = compile("input", &pending.definition.input_schema)?;
+            let output_schema = pending
+                .definition
+                .output_schema
+                .as_ref()
+                .map(|schema| compile("output", schema))
+                .transpose()?;
             let entry = RegisteredTool {
                 name,
                 definition: pending.definition,
                 schema,
+                output_schema,
                 source: source.clone(),
             };
             batch.insert(entry.name.full.clone(), Arc::new(entry));

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 pub use crate::tool::Violation;
 
-/// A compiled input schema.
+/// A compiled schema (a tool's input or output schema).
 pub struct CompiledSchema {
     validator: jsonschema::Validator,
     hash: SchemaHash,
@@ -83,7 +83,7 @@ impl CompiledSchema {
     pub fn compile(schema: &serde_json::Value) -> Result<Self, SchemaError> {
         if !schema.is_object() && !schema.is_boolean() {
             return Err(SchemaError(format!(
-                "an input schema must be a JSON object, not {}",
+                "a schema must be a JSON object or boolean, not {}",
                 json_kind(schema)
             )));
         }

@@ -149,7 +149,8 @@ pub enum CallError {
     /// The plugin crashed (a WebAssembly trap, such as a panic).
     #[error("the tool crashed: {0}")]
     Trapped(String),
-    /// The plugin returned something malformed (a JSON part that is not JSON).
+    /// The plugin returned something malformed: a JSON part that is not
+    /// JSON, or data that does not match the tool's output schema.
     #[error("the tool returned malformed output: {0}")]
     InvalidOutput(String),
     /// The tool could not be started (for example, too many calls at once).

@@ -101,6 +101,10 @@ fn tools_lists_names_idempotency_plugin_and_schema_hash() {
     assert_eq!(read["plugin"], "fs");
     assert_eq!(read["idempotent"], true);
     assert_eq!(read["input_schema_sha256"], columns[3]);
+    let output_hash = read["output_schema_sha256"].as_str().unwrap();
+    assert_eq!(output_hash.len(), 64);
+    assert_ne!(output_hash, columns[3]);
+    assert_eq!(read["output_schema"]["type"], "object");
     assert_eq!(read["annotations"]["read_only"], true);
 }
 

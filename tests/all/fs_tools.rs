@@ -184,6 +184,10 @@ async fn write_file_creates_and_replaces() {
         std::fs::read_to_string(dir.path().join("ten.txt")).unwrap(),
         "replaced\n"
     );
+    assert_eq!(
+        json_of(&outcome),
+        serde_json::json!({"path": "/workspace/ten.txt", "bytes_written": 9})
+    );
 
     let no_parent = call(
         &host,

@@ -44,6 +44,12 @@ async fn the_fs_plugin_supplies_exactly_its_five_tools() {
     let write = host.registry().get("fs/workspace.write_file").unwrap();
     assert!(!write.definition.annotations.read_only);
     assert!(write.definition.annotations.destructive);
+
+    // Every fs tool promises the shape of its structured result, so the
+    // host checks each one (the fs_tools tests exercise them all).
+    for tool in host.registry().tools() {
+        assert!(tool.output_schema.is_some(), "{}", tool.name.as_str());
+    }
 }
 
 #[tokio::test]
@@ -160,6 +166,19 @@ async fn a_schema_that_does_not_compile_refuses_the_plugin() {
 
     let err = refused("not-json-schema").await;
     assert!(err.to_string().contains("broken"), "{err}");
+
+    let err = refused("bad-output-schema").await;
+    assert!(
+        matches!(
+            &err,
+            HostError::Registry {
+                source: RegistryError::InvalidSchema { name, which: "output", .. },
+                ..
+            } if name == "hostile/chaos.typo"
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("invalid output schema"), "{err}");
 }
 
 #[tokio::test]

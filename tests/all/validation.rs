@@ -143,3 +143,78 @@ async fn tool_failures_are_typed() {
     let outcome = call(&host, "hostile/chaos.bad_json", serde_json::json!({})).await;
     assert_eq!(error_code(&outcome), "invalid_output");
 }
+
+#[tokio::test]
+async fn results_are_checked_against_the_output_schema() {
+    let host = host(vec![hostile("normal")]).await;
+    let structured = |parts: serde_json::Value, is_error: bool| {
+        let host = &host;
+        async move {
+            call(
+                host,
+                "hostile/chaos.structured",
+                serde_json::json!({ "parts": parts, "is_error": is_error }),
+            )
+            .await
+        }
+    };
+    let tool = host
+        .registry()
+        .get("hostile/chaos.structured")
+        .expect("registered");
+    assert!(tool.output_schema_hash().is_some());
+
+    // Matching data passes, text parts before it included.
+    let outcome = structured(serde_json::json!(["counted", {"count": 3}]), false).await;
+    assert_eq!(json_of(&outcome)["count"], 3);
+    assert_eq!(text_of(&outcome), "counted");
+
+    // Only the first JSON part is the structured data.
+    let outcome = structured(
+        serde_json::json!([{"count": 1}, {"count": "not checked"}]),
+        false,
+    )
+    .await;
+    assert!(!outcome.is_error(), "{:?}", outcome.result);
+
+    // Data that does not match never reaches the model as a result.
+    let outcome = structured(
+        serde_json::json!(["prefix", {"count": "three", "secret": 1}]),
+        false,
+    )
+    .await;
+    assert_eq!(error_code(&outcome), "invalid_output");
+    let message = outcome.result.as_ref().unwrap_err().to_string();
+    assert!(
+        message.contains("part 2") && message.contains("/count"),
+        "{message}"
+    );
+    assert!(!outcome.render().contains("prefix"));
+
+    // A result without JSON data cannot satisfy the schema.
+    let outcome = structured(serde_json::json!(["only text"]), false).await;
+    assert_eq!(error_code(&outcome), "invalid_output");
+    assert!(
+        outcome
+            .result
+            .as_ref()
+            .unwrap_err()
+            .to_string()
+            .contains("no JSON part")
+    );
+
+    // Error results are shown as they are.
+    let outcome = structured(serde_json::json!(["it broke"]), true).await;
+    assert!(outcome.result.as_ref().unwrap().is_error);
+    assert_eq!(text_of(&outcome), "it broke");
+
+    // A huge offending value is not echoed back whole.
+    let huge = "x".repeat(100_000);
+    let outcome = structured(serde_json::json!([{ "count": huge }]), false).await;
+    assert_eq!(error_code(&outcome), "invalid_output");
+    assert!(outcome.render().len() < 2_000, "{}", outcome.render().len());
+
+    // Tools without an output schema are not checked.
+    let outcome = call(&host, "hostile/chaos.json", serde_json::json!({})).await;
+    assert!(!outcome.is_error());
+}

@@ -1,5 +1,9 @@
-//! The definitions (names, descriptions, input schemas and behaviour hints)
-//! of the `workspace` server's tools.
+//! The definitions (names, descriptions, input and output schemas and
+//! behaviour hints) of the `workspace` server's tools.
+//!
+//! Every tool returns its structured data as its first JSON part, and the
+//! output schema here describes exactly that object (closed: no other keys),
+//! so the host checks each successful result against it.
 
 use serde_json::{Map, Value, json};
 
@@ -51,29 +55,56 @@ fn boolean_property(description: &str, default: bool) -> Value {
     json!({"type": "boolean", "default": default, "description": description})
 }
 
+/// A closed object schema with these properties, of which `required` must
+/// be present.
+fn object(properties: Map<String, Value>, required: &[&str]) -> Value {
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
 /// A tool definition whose input schema is a closed object with these
-/// properties, of which `required` must be present.
+/// properties, of which `required` must be present, and whose structured
+/// result matches `output`.
 fn tool(
     name: &str,
     description: &str,
     properties: Map<String, Value>,
     required: &[&str],
+    output: Value,
     annotations: Annotations,
 ) -> ToolDefinition {
-    let schema = json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
-    });
     ToolDefinition {
         name: name.into(),
         description: description.into(),
-        input_schema: schema.to_string(),
-        output_schema: None,
+        input_schema: document(object(properties, required)),
+        output_schema: Some(document(output)),
         annotations,
     }
+}
+
+/// A schema as a JSON document naming its draft.
+fn document(mut schema: Value) -> String {
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema".into();
+    schema.to_string()
+}
+
+/// The output schema of a non-negative integer.
+fn count() -> Value {
+    json!({"type": "integer", "minimum": 0})
+}
+
+/// The output schema of an entry type.
+fn entry_type() -> Value {
+    json!({"enum": ["file", "dir", "symlink", "other"]})
+}
+
+/// The output schema of a path string.
+fn path_string() -> Value {
+    json!({"type": "string"})
 }
 
 /// Builds a property map from `(name, schema)` pairs.
@@ -109,6 +140,23 @@ fn read_file() -> ToolDefinition {
             ),
         ]),
         &["path"],
+        object(
+            properties([
+                ("path", path_string()),
+                ("first_line", json!({"type": "integer", "minimum": 1})),
+                ("last_line", count()),
+                ("total_lines", count()),
+                ("truncated", json!({"type": "boolean"})),
+                ("last_line_cut", json!({"const": true})),
+            ]),
+            &[
+                "path",
+                "first_line",
+                "last_line",
+                "total_lines",
+                "truncated",
+            ],
+        ),
         READ_ONLY,
     )
 }
@@ -117,7 +165,8 @@ fn read_file() -> ToolDefinition {
 fn write_file() -> ToolDefinition {
     tool(
         "write_file",
-        "Writes a text file, creating it or replacing all of its content.",
+        "Writes a text file, creating it or replacing all of its content. Returns a \
+         line of text, then JSON {path, bytes_written}.",
         properties([
             ("path", path_property("The file to write")),
             (
@@ -130,6 +179,10 @@ fn write_file() -> ToolDefinition {
             ),
         ]),
         &["path", "content"],
+        object(
+            properties([("path", path_string()), ("bytes_written", count())]),
+            &["path", "bytes_written"],
+        ),
         OVERWRITES,
     )
 }
@@ -162,6 +215,27 @@ fn list_dir() -> ToolDefinition {
             ),
         ]),
         &[],
+        object(
+            properties([
+                ("path", path_string()),
+                (
+                    "entries",
+                    json!({
+                        "type": "array",
+                        "items": object(
+                            properties([
+                                ("path", path_string()),
+                                ("type", entry_type()),
+                                ("size", json!({"type": ["integer", "null"], "minimum": 0})),
+                            ]),
+                            &["path", "type", "size"],
+                        ),
+                    }),
+                ),
+                ("truncated", json!({"type": "boolean"})),
+            ]),
+            &["path", "entries", "truncated"],
+        ),
         READ_ONLY,
     )
 }
@@ -176,6 +250,16 @@ fn stat() -> ToolDefinition {
          set may not write the file (null for anything but a regular file).",
         properties([("path", path_property("The path to describe"))]),
         &["path"],
+        object(
+            properties([
+                ("path", path_string()),
+                ("type", entry_type()),
+                ("size", count()),
+                ("modified", json!({"type": ["number", "null"]})),
+                ("readonly", json!({"type": ["boolean", "null"]})),
+            ]),
+            &["path", "type", "size", "modified", "readonly"],
+        ),
         READ_ONLY,
     )
 }
@@ -226,6 +310,27 @@ fn search() -> ToolDefinition {
             ),
         ]),
         &["pattern"],
+        object(
+            properties([
+                (
+                    "matches",
+                    json!({
+                        "type": "array",
+                        "items": object(
+                            properties([
+                                ("path", path_string()),
+                                ("line", json!({"type": "integer", "minimum": 1})),
+                                ("text", json!({"type": "string"})),
+                            ]),
+                            &["path", "line", "text"],
+                        ),
+                    }),
+                ),
+                ("files_searched", count()),
+                ("truncated", json!({"type": "boolean"})),
+            ]),
+            &["matches", "files_searched", "truncated"],
+        ),
         READ_ONLY,
     )
 }

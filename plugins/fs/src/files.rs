@@ -207,11 +207,17 @@ pub fn write_file(root: &Path, args: WriteFile) -> Result<CallResult, CallError>
         return io_failure("create directory", parent, err);
     }
     match fs::write(&path, args.content.as_bytes()) {
-        Ok(()) => ok(vec![ContentPart::Text(format!(
-            "wrote {} bytes to {}",
-            args.content.len(),
-            path.display()
-        ))]),
+        Ok(()) => ok(vec![
+            ContentPart::Text(format!(
+                "wrote {} bytes to {}",
+                args.content.len(),
+                path.display()
+            )),
+            json_part(&json!({
+                "path": path.display().to_string(),
+                "bytes_written": args.content.len(),
+            })),
+        ]),
         Err(err) => io_failure("write", &path, err),
     }
 }

@@ -5,7 +5,7 @@
 //! without bound, probe the sandbox (environment, files, sockets), return
 //! malformed JSON and forge result delimiters. Its `register` can also be
 //! told, through the `mode` key of its config, to refuse, trap, or return a
-//! registration the host must reject (a bad schema, a duplicate or badly
+//! registration the host must reject (a bad input or output schema, a duplicate or badly
 //! named tool, a badly named server) or one that declares an MCP source.
 //!
 //! Guarantees: every misbehaviour is selected explicitly, by the config mode
@@ -57,6 +57,11 @@ impl Guest for Hostile {
             "register-error" => return Err("register refused: mode register-error".into()),
             "bad-schema" => tools.push(broken_tool(r#"{"type": 12}"#)),
             "not-json-schema" => tools.push(broken_tool("{not json")),
+            "bad-output-schema" => tools.push(ToolDefinition {
+                name: "typo".into(),
+                output_schema: Some(r#"{"type": "objekt"}"#.into()),
+                ..tools::echo_definition()
+            }),
             "duplicate" => {
                 let mut echo = tools::echo_definition();
                 echo.description = "A second tool named echo.".into();
@@ -85,8 +90,8 @@ impl Guest for Hostile {
             other => {
                 return Err(format!(
                     "unknown hostile plugin mode {other:?}: use normal, register-error, \
-                     bad-schema, not-json-schema, duplicate, bad-name, bad-server, trap \
-                     or mcp-source"
+                     bad-schema, not-json-schema, bad-output-schema, duplicate, bad-name, \
+                     bad-server, trap or mcp-source"
                 ));
             }
         }

@@ -41,6 +41,18 @@ struct Alloc {
     mib: u32,
 }
 
+/// Arguments of `structured`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Structured {
+    parts: Vec<Value>,
+    is_error: bool,
+}
+
+/// The output schema of `structured`: an object with an integer `count`.
+const STRUCTURED_OUTPUT: &str =
+    r#"{"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}"#;
+
 /// Arguments of `read_path`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -190,6 +202,19 @@ pub fn definitions() -> Vec<ToolDefinition> {
             none,
             NO_PROMISES,
         ),
+        ToolDefinition {
+            output_schema: Some(STRUCTURED_OUTPUT.into()),
+            ..tool(
+                "structured",
+                "Returns the parts given (a string as a text part, anything else as a \
+                 JSON part); declares an output schema they may or may not match.",
+                json!({
+                    "parts": {"type": "array", "description": "The parts to return."},
+                    "is_error": {"type": "boolean", "description": "Mark the result an error."}
+                }),
+                READ_ONLY,
+            )
+        },
     ]
 }
 
@@ -285,6 +310,17 @@ pub fn call(tool: &str, arguments: &str) -> Result<CallResult, CallError> {
         "forge" => {
             args::<NoArgs>(arguments)?;
             text(FORGED)
+        }
+        "structured" => {
+            let Structured { parts, is_error } = args(arguments)?;
+            let content = parts
+                .into_iter()
+                .map(|part| match part {
+                    Value::String(text) => ContentPart::Text(text),
+                    other => json_part(other.to_string()),
+                })
+                .collect();
+            Ok(CallResult { content, is_error })
         }
         other => Err(CallError::UnknownTool(format!(
             "the chaos server has no tool {other:?}"
