@@ -9,6 +9,7 @@
 //! [plugins.fs.limits]
 //! memory_mib = 64                    # all linear memories together; default 64
 //! timeout_ms = 30000                 # per call; default 30000
+//! result_kib = 1024                  # largest result per call; default 1024
 //!
 //! [plugins.fs.grants]                # everything is denied unless granted here
 //! env = ["HOME"]                     # env vars passed through by name
@@ -44,6 +45,8 @@ pub const DEFAULT_FILE: &str = "tiny-harness.toml";
 pub const MAX_MEMORY_MIB: u64 = 4096;
 /// The longest call timeout a plugin may be given, in milliseconds (1 hour).
 pub const MAX_TIMEOUT_MS: u64 = 3_600_000;
+/// The largest result limit a plugin may be given, in KiB (64 MiB).
+pub const MAX_RESULT_KIB: u64 = 65_536;
 
 /// A checked host config.
 #[derive(Debug, Clone)]
@@ -91,6 +94,7 @@ struct RawPlugin {
 struct RawLimits {
     memory_mib: Option<Spanned<u64>>,
     timeout_ms: Option<Spanned<u64>>,
+    result_kib: Option<Spanned<u64>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -236,6 +240,19 @@ impl Checker<'_> {
                 ));
             }
             limits.timeout = Duration::from_millis(value);
+        }
+        if let Some(kib) = &raw.limits.result_kib {
+            let value = *kib.get_ref();
+            if !(1..=MAX_RESULT_KIB).contains(&value) {
+                return Err(self.at(
+                    kib,
+                    format!(
+                        "{}: must be between 1 and {MAX_RESULT_KIB}",
+                        key("limits.result_kib")
+                    ),
+                ));
+            }
+            limits.result_bytes = usize::try_from(value << 10).unwrap_or(usize::MAX);
         }
 
         let grants = self.grants(base, &key("grants"), raw.grants)?;
@@ -404,7 +421,7 @@ mod tests {
 [plugins.fs]
 path = "fs.wasm"
 sha256 = "ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789"
-limits = { memory_mib = 16, timeout_ms = 500 }
+limits = { memory_mib = 16, timeout_ms = 500, result_kib = 8 }
 [plugins.fs.grants]
 env = ["HOME"]
 dirs = [{ host = "/tmp", guest = "/w", mode = "read-write" }]
@@ -420,6 +437,7 @@ depth = 3
             Some("abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789")
         );
         assert_eq!(fs.limits.memory_bytes, 16 << 20);
+        assert_eq!(fs.limits.result_bytes, 8 << 10);
         assert_eq!(fs.limits.timeout, Duration::from_millis(500));
         assert_eq!(fs.grants.env, ["HOME"]);
         assert_eq!(fs.grants.dirs[0].mode, DirMode::ReadWrite);
@@ -442,6 +460,13 @@ depth = 3
         assert_eq!(err.location.map(|l| l.0), Some(3));
         assert!(
             err.to_string().contains("plugins.fs.limits.memory_mib"),
+            "{err}"
+        );
+        let err = parse("[plugins.fs]\npath = \"fs.wasm\"\nlimits = { result_kib = 70000 }\n")
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("plugins.fs.limits.result_kib: must be between 1 and 65536"),
             "{err}"
         );
 

@@ -153,6 +153,18 @@ pub enum CallError {
     /// JSON, or data that does not match the tool's output schema.
     #[error("the tool returned malformed output: {0}")]
     InvalidOutput(String),
+    /// The result (or error message) is larger than the plugin may return;
+    /// none of it is shown.
+    #[error(
+        "the result is {size} bytes, more than the {limit} bytes this tool may return; \
+         ask for less (a narrower path or query, a smaller limit)"
+    )]
+    TooLarge {
+        /// The result's size in bytes.
+        size: usize,
+        /// The plugin's limit in bytes.
+        limit: usize,
+    },
     /// The tool could not be started (for example, too many calls at once).
     #[error("the tool is unavailable: {0}")]
     Unavailable(String),
@@ -163,8 +175,8 @@ pub enum CallError {
 
 impl CallError {
     /// The stable error code: `unknown_tool`, `invalid_arguments`, `denied`,
-    /// `timeout`, `memory_limit`, `trapped`, `invalid_output`, `unavailable`
-    /// or `failed`.
+    /// `timeout`, `memory_limit`, `trapped`, `invalid_output`, `too_large`,
+    /// `unavailable` or `failed`.
     pub fn code(&self) -> &'static str {
         match self {
             CallError::UnknownTool { .. } => "unknown_tool",
@@ -176,6 +188,7 @@ impl CallError {
             CallError::MemoryLimit { .. } => "memory_limit",
             CallError::Trapped(_) => "trapped",
             CallError::InvalidOutput(_) => "invalid_output",
+            CallError::TooLarge { .. } => "too_large",
             CallError::Unavailable(_) => "unavailable",
             CallError::Failed(_) => "failed",
         }

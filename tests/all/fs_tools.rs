@@ -218,3 +218,47 @@ async fn write_file_creates_and_replaces() {
     .await;
     assert_eq!(text_of(&read_back), "x");
 }
+
+#[tokio::test]
+async fn large_listings_and_searches_are_truncated_to_fit_the_result_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    // 5000 lines that each quote to about 800 bytes of JSON: 4 MB of
+    // matches, far over the default 1 MiB result limit.
+    let line = format!("{}\n", "\"".repeat(400));
+    std::fs::write(dir.path().join("quotes.txt"), line.repeat(5000)).unwrap();
+    // 6000 entries with 200-character names: about 1.4 MB of listing.
+    let many = dir.path().join("many");
+    std::fs::create_dir(&many).unwrap();
+    for n in 0..6000 {
+        std::fs::write(many.join(format!("{n:05}{}", "n".repeat(195))), "").unwrap();
+    }
+    let host = host(vec![fs_over(dir.path(), DirMode::ReadOnly)]).await;
+
+    let found = call(
+        &host,
+        "fs/workspace.search",
+        serde_json::json!({"pattern": "\"", "path": "quotes.txt", "max_results": 10000}),
+    )
+    .await;
+    assert!(!found.is_error(), "{:?}", found.result.as_ref().err());
+    let data = json_of(&found);
+    assert_eq!(data["truncated"], true);
+    let matches = data["matches"].as_array().unwrap().len();
+    assert!((100..5000).contains(&matches), "{matches}");
+    assert_eq!(data["matches"][0]["line"], 1);
+    assert!(found.render().len() <= 300 * 1024);
+
+    let listed = call(
+        &host,
+        "fs/workspace.list_dir",
+        serde_json::json!({"path": "many", "max_entries": 10000}),
+    )
+    .await;
+    assert!(!listed.is_error(), "{:?}", listed.result.as_ref().err());
+    let data = json_of(&listed);
+    assert_eq!(data["truncated"], true);
+    let entries = data["entries"].as_array().unwrap();
+    assert!((100..6000).contains(&entries.len()), "{}", entries.len());
+    assert!(entries[0]["path"].as_str().unwrap().starts_with("00000"));
+    assert!(listed.render().len() <= 300 * 1024);
+}

@@ -218,3 +218,54 @@ async fn results_are_checked_against_the_output_schema() {
     let outcome = call(&host, "hostile/chaos.json", serde_json::json!({})).await;
     assert!(!outcome.is_error());
 }
+
+#[tokio::test]
+async fn results_over_the_size_limit_are_refused_whole() {
+    let mut spec = hostile("normal");
+    spec.limits.result_bytes = 64 << 10;
+    let host = host(vec![spec]).await;
+    let big = |kib: u32, fail: bool| {
+        let host = &host;
+        async move {
+            call(
+                host,
+                "hostile/chaos.big",
+                serde_json::json!({ "kib": kib, "fail": fail }),
+            )
+            .await
+        }
+    };
+
+    let outcome = big(64, false).await;
+    assert_eq!(
+        text_of(&outcome).len(),
+        64 << 10,
+        "exactly the limit passes"
+    );
+
+    for fail in [false, true] {
+        let outcome = big(65, fail).await;
+        assert!(
+            matches!(
+                outcome.result,
+                Err(CallError::TooLarge { size, limit }) if size == 65 << 10 && limit == 64 << 10
+            ),
+            "fail={fail}: {:?}",
+            outcome.result.as_ref().map(|r| r.content.len())
+        );
+        assert_eq!(error_code(&outcome), "too_large");
+        let rendered = outcome.render();
+        assert!(rendered.len() < 1_000, "nothing of it is shown");
+        assert!(rendered.contains("ask for less"), "{rendered}");
+    }
+
+    // The default limit (1 MiB) applies when the config sets none.
+    let host = crate::common::host(vec![hostile("normal")]).await;
+    let outcome = call(
+        &host,
+        "hostile/chaos.big",
+        serde_json::json!({ "kib": 1025, "fail": false }),
+    )
+    .await;
+    assert_eq!(error_code(&outcome), "too_large");
+}

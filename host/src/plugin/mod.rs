@@ -251,6 +251,13 @@ impl Plugin {
                     .await
             })
             .await?;
+        let size = outcome_size(&outcome);
+        if size > self.limits.result_bytes {
+            return Err(CallError::TooLarge {
+                size,
+                limit: self.limits.result_bytes,
+            });
+        }
         match outcome {
             Ok(result) => convert_result(result),
             Err(error) => Err(convert_call_error(error)),
@@ -426,6 +433,27 @@ fn convert_registration(reg: bindings::Registration) -> Result<Vec<PendingTool>,
 
 fn parse_schema(text: &str) -> Result<serde_json::Value, serde_json::Error> {
     serde_json::from_str(text)
+}
+
+/// The bytes a call's outcome would put before the model: every part's
+/// text, JSON and media type, or the error's message.
+fn outcome_size(outcome: &Result<bindings::CallResult, bindings::CallError>) -> usize {
+    match outcome {
+        Ok(result) => result
+            .content
+            .iter()
+            .map(|part| match part {
+                bindings::ContentPart::Text(text) => text.len(),
+                bindings::ContentPart::Json(json) => json.media_type.len() + json.data.len(),
+            })
+            .fold(0, usize::saturating_add),
+        Err(
+            bindings::CallError::UnknownTool(m)
+            | bindings::CallError::InvalidArguments(m)
+            | bindings::CallError::Denied(m)
+            | bindings::CallError::Failed(m),
+        ) => m.len(),
+    }
 }
 
 fn convert_result(result: bindings::CallResult) -> Result<ToolResult, CallError> {

@@ -59,6 +59,11 @@ pub struct Limits {
     /// The longest one call (or `register`) may run before it is stopped.
     /// Without it, a loop in a plugin would hold a model's turn forever.
     pub timeout: Duration,
+    /// The most bytes one call may return: the text and JSON of all its
+    /// parts together, or the message of its error. A larger result
+    /// reaches the model as a `too_large` error, so a tool cannot flood the
+    /// model's context.
+    pub result_bytes: usize,
 }
 
 impl Limits {
@@ -66,6 +71,8 @@ impl Limits {
     pub const DEFAULT_MEMORY_BYTES: usize = 64 << 20;
     /// 30 seconds.
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+    /// 1 MiB.
+    pub const DEFAULT_RESULT_BYTES: usize = 1 << 20;
 }
 
 impl Default for Limits {
@@ -73,6 +80,7 @@ impl Default for Limits {
         Limits {
             memory_bytes: Self::DEFAULT_MEMORY_BYTES,
             timeout: Self::DEFAULT_TIMEOUT,
+            result_bytes: Self::DEFAULT_RESULT_BYTES,
         }
     }
 }

@@ -193,7 +193,8 @@ fn list_dir() -> ToolDefinition {
         "list_dir",
         "Lists a directory. Returns JSON {path, entries: [{path, type, size}], truncated}: \
          entry paths are relative to the listed directory and sorted; type is file, dir, \
-         symlink or other. Recursive listing does not follow symlinks.",
+         symlink or other. Recursive listing does not follow symlinks. truncated means \
+         more entries follow: the listing stops at max_entries or at about 256 KiB.",
         properties([
             (
                 "path",
@@ -270,8 +271,9 @@ fn search() -> ToolDefinition {
         "search",
         "Searches text files for lines matching a regular expression. Returns JSON \
          {matches: [{path, line, text}], files_searched, truncated}; paths are relative to \
-         the searched directory. Symlinks are not followed; binary files and files over \
-         4 MiB are skipped.",
+         the searched directory; text is cut to 500 characters. Symlinks are not followed; \
+         binary files and files over 4 MiB are skipped. truncated means more matches \
+         follow: the search stops at max_results or at about 256 KiB of matches.",
         properties([
             (
                 "pattern",

@@ -24,6 +24,21 @@ const MAX_SEARCH_FILE: u64 = 4 * 1024 * 1024;
 /// The most characters of a matching line `search` returns.
 const MAX_MATCH_TEXT: usize = 500;
 
+/// The most bytes of paths and text (as quoted JSON strings) one
+/// `list_dir` or `search` returns, so that a large tree or a common pattern ends in
+/// `truncated` rather than in a result too large for the host to pass on.
+const MAX_LISTING_BYTES: usize = 256 * 1024;
+
+/// What one entry or match costs against [`MAX_LISTING_BYTES`] besides its
+/// strings: the JSON keys, numbers and punctuation around them, roughly.
+const PER_ITEM_BYTES: usize = 48;
+
+/// The length of `text` as a quoted JSON string: escapes can make it up to
+/// six times longer than the text.
+fn json_len(text: &str) -> usize {
+    serde_json::to_string(text).map_or(text.len() * 6 + 2, |quoted| quoted.len())
+}
+
 /// Arguments of `list_dir`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -133,8 +148,10 @@ pub fn list_dir(root: &Path, args: ListDir) -> Result<CallResult, CallError> {
     let max = args.max_entries as usize;
     let mut entries = Vec::new();
     let mut truncated = false;
+    let mut bytes = 0;
     let walked = walk(&path, args.recursive, |entry| {
-        if entries.len() == max {
+        bytes += json_len(&entry.rel) + PER_ITEM_BYTES;
+        if entries.len() == max || bytes > MAX_LISTING_BYTES {
             truncated = true;
             return ControlFlow::Break(());
         }
@@ -199,6 +216,8 @@ struct Searcher {
     regex: Regex,
     max_results: usize,
     matches: Vec<Value>,
+    /// What the matches so far cost against [`MAX_LISTING_BYTES`].
+    bytes: usize,
     files_searched: u64,
     truncated: bool,
 }
@@ -231,14 +250,16 @@ impl Searcher {
             if !self.regex.is_match(line) {
                 continue;
             }
-            if self.matches.len() == self.max_results {
+            let text: String = line.chars().take(MAX_MATCH_TEXT).collect();
+            self.bytes += json_len(rel) + json_len(&text) + PER_ITEM_BYTES;
+            if self.matches.len() == self.max_results || self.bytes > MAX_LISTING_BYTES {
                 self.truncated = true;
                 return ControlFlow::Break(());
             }
             self.matches.push(json!({
                 "path": rel,
                 "line": index + 1,
-                "text": line.chars().take(MAX_MATCH_TEXT).collect::<String>(),
+                "text": text,
             }));
         }
         ControlFlow::Continue(())
@@ -261,6 +282,7 @@ pub fn search(root: &Path, args: Search) -> Result<CallResult, CallError> {
         regex,
         max_results: args.max_results as usize,
         matches: Vec::new(),
+        bytes: 0,
         files_searched: 0,
         truncated: false,
     };

@@ -53,6 +53,14 @@ struct Structured {
 const STRUCTURED_OUTPUT: &str =
     r#"{"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}"#;
 
+/// Arguments of `big`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Big {
+    kib: usize,
+    fail: bool,
+}
+
 /// Arguments of `read_path`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -202,6 +210,16 @@ pub fn definitions() -> Vec<ToolDefinition> {
             none,
             NO_PROMISES,
         ),
+        tool(
+            "big",
+            "Returns (or, with fail, fails with) a text of the given number of KiB.",
+            json!({
+                "kib": {"type": "integer", "minimum": 1, "maximum": 16384,
+                        "description": "The size in KiB."},
+                "fail": {"type": "boolean", "description": "Fail with the text as message."}
+            }),
+            READ_ONLY,
+        ),
         ToolDefinition {
             output_schema: Some(STRUCTURED_OUTPUT.into()),
             ..tool(
@@ -310,6 +328,15 @@ pub fn call(tool: &str, arguments: &str) -> Result<CallResult, CallError> {
         "forge" => {
             args::<NoArgs>(arguments)?;
             text(FORGED)
+        }
+        "big" => {
+            let Big { kib, fail } = args(arguments)?;
+            let body = "x".repeat(kib * 1024);
+            if fail {
+                Err(CallError::Failed(body))
+            } else {
+                text(body)
+            }
         }
         "structured" => {
             let Structured { parts, is_error } = args(arguments)?;

@@ -59,6 +59,7 @@ pub fn tight_limits() -> Limits {
     Limits {
         memory_bytes: 32 << 20,
         timeout: Duration::from_millis(300),
+        ..Limits::default()
     }
 }
 
