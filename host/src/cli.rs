@@ -11,7 +11,9 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use tiny_harness_host::{Config, Host, ToolCall, config::DEFAULT_FILE};
+use tiny_harness_host::{
+    CompileCache, Config, Host, HostBuilder, PluginEngine, ToolCall, config::DEFAULT_FILE,
+};
 
 /// Exit code for a usage or config error.
 const EXIT_USAGE: u8 = 2;
@@ -25,12 +27,18 @@ const EXIT_USAGE: u8 = 2;
 The host has no tools of its own: every tool comes from a plugin (a WebAssembly \
 component) that the config loads and grants exactly what it may touch. Tools are \
 named <plugin>/<server>.<tool>.",
-    after_help = "Exit codes: 0 a result, 1 an error result, 2 a usage or config error."
+    after_help = "Exit codes: 0 a result, 1 an error result, 2 a usage or config error.\n\n\
+Compiled plugins are cached in $TINY_HARNESS_CACHE_DIR, else $XDG_CACHE_HOME/tiny-harness, \
+else ~/.cache/tiny-harness (a directory only you may write); --no-cache compiles afresh."
 )]
 struct Cli {
     /// The host config to load.
     #[arg(long, global = true, value_name = "PATH", default_value = DEFAULT_FILE)]
     config: PathBuf,
+
+    /// Compile every plugin afresh, without reading or writing the compile cache.
+    #[arg(long, global = true)]
+    no_cache: bool,
 
     #[command(subcommand)]
     command: Command,
@@ -112,7 +120,16 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tools { .. } => None,
     };
     let config = Config::load(&cli.config)?;
-    let host = Host::from_config(&config).await?;
+    let cache = if cli.no_cache {
+        None
+    } else {
+        cache_dir().map(CompileCache::new)
+    };
+    let engine = PluginEngine::with_compile_cache(cache)
+        .map_err(|e| anyhow::anyhow!("cannot start the WebAssembly engine: {e}"))?;
+    let mut builder = HostBuilder::with_engine(engine);
+    builder.load_config(&config).await?;
+    let host = builder.build();
     match cli.command {
         Command::Tools { json } => {
             print_tools(&host, json)?;
@@ -137,6 +154,19 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
     }
+}
+
+/// Where compiled plugins are cached: `$TINY_HARNESS_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/tiny-harness`, else `~/.cache/tiny-harness`; none if
+/// none of these is set (or the chosen one is empty).
+fn cache_dir() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = std::env::var_os("TINY_HARNESS_CACHE_DIR") {
+        return (!dir.is_empty()).then(|| PathBuf::from(dir));
+    }
+    var("XDG_CACHE_HOME")
+        .map(|dir| PathBuf::from(dir).join("tiny-harness"))
+        .or_else(|| var("HOME").map(|home| PathBuf::from(home).join(".cache/tiny-harness")))
 }
 
 fn parse_arguments(text: &str) -> anyhow::Result<serde_json::Value> {

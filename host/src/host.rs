@@ -84,6 +84,16 @@ impl HostBuilder {
         &self.registry
     }
 
+    /// Loads every plugin the config names, in name order, stopping at the
+    /// first that fails (whose tools are then not registered).
+    pub async fn load_config(&mut self, config: &Config) -> Result<usize, HostError> {
+        let mut count = 0;
+        for spec in &config.plugins {
+            count += self.load_plugin(spec.clone()).await?;
+        }
+        Ok(count)
+    }
+
     /// Finishes the host.
     pub fn build(self) -> Host {
         Host {
@@ -102,9 +112,7 @@ impl Host {
     /// Loads every plugin the config names, in name order.
     pub async fn from_config(config: &Config) -> Result<Host, HostError> {
         let mut builder = HostBuilder::new()?;
-        for spec in &config.plugins {
-            builder.load_plugin(spec.clone()).await?;
-        }
+        builder.load_config(config).await?;
         Ok(builder.build())
     }
 

@@ -48,6 +48,9 @@ pub mod tool;
 pub use config::{Config, ConfigError};
 pub use host::{Host, HostBuilder, HostError};
 pub use invoke::{CallOutcome, Invoker, ToolCall};
-pub use plugin::{DirGrant, DirMode, Grants, Limits, LoadError, Plugin, PluginSpec};
+pub use plugin::{
+    CompileCache, CompileOrigin, DirGrant, DirMode, Grants, Limits, LoadError, Plugin,
+    PluginEngine, PluginSpec,
+};
 pub use registry::{Registry, RegistryError, ToolName};
 pub use tool::{Annotations, CallError, ContentPart, ToolDefinition, ToolResult};

@@ -4,6 +4,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -13,11 +14,25 @@ fn fs_wasm() -> PathBuf {
     PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR")).join("fs.wasm")
 }
 
+/// A compile cache shared by this test process's runs, so that they never
+/// write to the user's own.
+fn shared_cache() -> &'static Path {
+    static CACHE: OnceLock<tempfile::TempDir> = OnceLock::new();
+    CACHE.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
 /// Runs the binary in `dir` with `args` (and `stdin`, if any).
 fn run_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    run_with_cache(dir, args, stdin, shared_cache())
+}
+
+/// Runs the binary in `dir` with `args` (and `stdin`, if any), with its
+/// compile cache in `cache`.
+fn run_with_cache(dir: &Path, args: &[&str], stdin: Option<&str>, cache: &Path) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
         .args(args)
         .current_dir(dir)
+        .env("TINY_HARNESS_CACHE_DIR", cache)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -273,4 +288,56 @@ fn usage_and_config_errors_exit_2_with_one_line() {
 
     let no_command = run_in(dir.path(), &[], None);
     assert_eq!(no_command.status.code(), Some(2));
+}
+
+#[test]
+fn compiled_plugins_are_cached_unless_no_cache_is_given() {
+    let dir = sandbox();
+    let cache = dir.path().join("cache");
+    let count = || std::fs::read_dir(&cache).map_or(0, |d| d.count());
+    let args = ["call", "fs/workspace.read_file", r#"{"path":"hello.txt"}"#];
+
+    let uncached = run_with_cache(
+        dir.path(),
+        &["--no-cache", args[0], args[1], args[2]],
+        None,
+        &cache,
+    );
+    assert_eq!(uncached.status.code(), Some(0), "{}", stderr(&uncached));
+    assert_eq!(count(), 0, "--no-cache writes nothing");
+
+    let first = run_with_cache(dir.path(), &args, None, &cache);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert_eq!(count(), 1, "the first run stores the compiled fs plugin");
+    let second = run_with_cache(dir.path(), &args, None, &cache);
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    assert_eq!(count(), 1);
+    assert!(stdout(&second).contains("hello from the workspace"));
+
+    // Without TINY_HARNESS_CACHE_DIR the cache is under XDG_CACHE_HOME;
+    // an empty TINY_HARNESS_CACHE_DIR turns it off.
+    let xdg = dir.path().join("xdg");
+    let run = |cache_var: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tiny-harness"));
+        command
+            .args(args)
+            .current_dir(dir.path())
+            .env("XDG_CACHE_HOME", &xdg)
+            .env_remove("TINY_HARNESS_CACHE_DIR");
+        if let Some(value) = cache_var {
+            command.env("TINY_HARNESS_CACHE_DIR", value);
+        }
+        let output = command.output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    };
+    run(Some(""));
+    assert!(
+        !xdg.exists(),
+        "an empty TINY_HARNESS_CACHE_DIR writes nothing"
+    );
+    run(None);
+    assert_eq!(
+        std::fs::read_dir(xdg.join("tiny-harness")).unwrap().count(),
+        1
+    );
 }

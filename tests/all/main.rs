@@ -5,6 +5,7 @@
 
 mod common;
 
+mod cache;
 mod fs_tools;
 mod hello;
 mod isolation;

@@ -9,9 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use wasmtime::component::Linker;
+use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+use super::cache::{CompileCache, CompileOrigin};
 use super::sandbox::CallState;
 
 /// How often the epoch advances. A running guest is checked (and yields to
@@ -42,6 +43,7 @@ struct Inner {
     engine: Engine,
     linker: Linker<CallState>,
     ticker_stop: Arc<AtomicBool>,
+    cache: Option<CompileCache>,
 }
 
 impl Drop for Inner {
@@ -53,8 +55,15 @@ impl Drop for Inner {
 impl PluginEngine {
     /// Builds the engine: async support, epoch interruption, the pooling
     /// allocator sized for [`MAX_CONCURRENT_INSTANCES`], and a linker that
-    /// provides WASI preview 2 (and nothing else) to plugins.
+    /// provides WASI preview 2 (and nothing else) to plugins. Every plugin
+    /// is compiled when it is loaded.
     pub fn new() -> wasmtime::Result<Self> {
+        Self::with_compile_cache(None)
+    }
+
+    /// As [`PluginEngine::new`], keeping compiled plugins in `cache` (if
+    /// given) so that a later engine loads them without compiling.
+    pub fn with_compile_cache(cache: Option<CompileCache>) -> wasmtime::Result<Self> {
         let mut pool = PoolingAllocationConfig::new();
         // A Rust component is a few core instances (the program plus
         // adapter shims), each with at most one memory and a few tables.
@@ -93,6 +102,7 @@ impl PluginEngine {
                 engine,
                 linker,
                 ticker_stop,
+                cache,
             }),
         })
     }
@@ -105,6 +115,27 @@ impl PluginEngine {
     /// The linker every plugin is instantiated through.
     pub fn linker(&self) -> &Linker<CallState> {
         &self.inner.linker
+    }
+
+    /// The compile cache, if the engine has one.
+    pub fn compile_cache(&self) -> Option<&CompileCache> {
+        self.inner.cache.as_ref()
+    }
+
+    /// Compiles a component (whose file has this sha256), or loads it from
+    /// the compile cache.
+    pub(crate) fn compile(
+        &self,
+        bytes: &[u8],
+        sha256: &str,
+    ) -> wasmtime::Result<(Component, CompileOrigin)> {
+        match &self.inner.cache {
+            Some(cache) => cache.load_or_compile(&self.inner.engine, bytes, sha256),
+            None => Ok((
+                Component::new(&self.inner.engine, bytes)?,
+                CompileOrigin::Compiled,
+            )),
+        }
     }
 }
 

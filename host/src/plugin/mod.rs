@@ -14,6 +14,7 @@
 //!   untrusted data.
 
 pub mod bindings;
+pub mod cache;
 pub mod engine;
 pub mod sandbox;
 
@@ -21,9 +22,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use sha2::{Digest, Sha256};
-use wasmtime::component::Component;
 use wasmtime::{Store, Trap, UpdateDeadline};
 
+pub use cache::{CompileCache, CompileOrigin};
 pub use engine::PluginEngine;
 pub use sandbox::{CallState, DirGrant, DirMode, Grants, Limits};
 
@@ -128,6 +129,7 @@ pub struct Plugin {
     limits: Limits,
     config_json: String,
     sha256: String,
+    origin: CompileOrigin,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -176,7 +178,8 @@ impl Plugin {
             path: spec.wasm.clone(),
             reason,
         };
-        let component = Component::new(engine.engine(), &bytes)
+        let (component, origin) = engine
+            .compile(&bytes, &actual)
             .map_err(|e| wrong_world(format!("it does not compile: {}", error_chain(&e))))?;
         let instance_pre = engine
             .linker()
@@ -192,6 +195,7 @@ impl Plugin {
             limits: spec.limits,
             config_json: spec.config.to_string(),
             sha256: actual,
+            origin,
         };
         let registration = plugin.run_register().await?;
         let tools = convert_registration(registration).map_err(|reason| {
@@ -211,6 +215,12 @@ impl Plugin {
     /// The sha256 of the component file, as 64 hex digits.
     pub fn sha256(&self) -> &str {
         &self.sha256
+    }
+
+    /// Whether its machine code was compiled at load or came from the
+    /// compile cache.
+    pub fn compile_origin(&self) -> CompileOrigin {
+        self.origin
     }
 
     /// What the plugin may touch.
