@@ -12,7 +12,8 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use tiny_harness_host::{
-    CompileCache, Config, Host, HostBuilder, PluginEngine, ToolCall, config::DEFAULT_FILE,
+    CompileCache, CompileOrigin, Config, DirMode, Grants, Host, HostBuilder, Plugin, PluginEngine,
+    ToolCall, config::DEFAULT_FILE,
 };
 
 /// Exit code for a usage or config error.
@@ -49,6 +50,12 @@ enum Command {
     /// List every registered tool: name, idempotency, source plugin, input-schema sha256 and description.
     Tools {
         /// Print a JSON array instead of a table (includes each input schema).
+        #[arg(long)]
+        json: bool,
+    },
+    /// List every loaded plugin: its component's sha256 and whether it is pinned, its tool count, and exactly what it is granted.
+    Plugins {
+        /// Print a JSON array instead of a table (includes the limits).
         #[arg(long)]
         json: bool,
     },
@@ -117,7 +124,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // not wait for plugins to compile.
     let arguments = match &cli.command {
         Command::Call { arguments, .. } => Some(parse_arguments(arguments)?),
-        Command::Tools { .. } => None,
+        Command::Tools { .. } | Command::Plugins { .. } => None,
     };
     let config = Config::load(&cli.config)?;
     let cache = if cli.no_cache {
@@ -133,6 +140,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Tools { json } => {
             print_tools(&host, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Plugins { json } => {
+            print_plugins(&host, json)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Call { name, id, json, .. } => {
@@ -241,6 +252,100 @@ fn print_tools(host: &Host, json: bool) -> anyhow::Result<()> {
             t.name.plugin(),
             t.schema_hash().as_str(),
             description
+        );
+    }
+    emit(&table)
+}
+
+/// What a plugin is granted, in one line: `dirs: GUEST=HOST (mode), ...;
+/// env: NAME, ...`, or `nothing`.
+fn describe_grants(grants: &Grants) -> String {
+    let mut parts = Vec::new();
+    if !grants.dirs.is_empty() {
+        let dirs: Vec<String> = grants
+            .dirs
+            .iter()
+            .map(|d| format!("{}={} ({})", d.guest, d.host.display(), mode_name(d.mode)))
+            .collect();
+        parts.push(format!("dirs: {}", dirs.join(", ")));
+    }
+    if !grants.env.is_empty() {
+        parts.push(format!("env: {}", grants.env.join(", ")));
+    }
+    if parts.is_empty() {
+        "nothing".into()
+    } else {
+        parts.join("; ")
+    }
+}
+
+fn mode_name(mode: DirMode) -> &'static str {
+    match mode {
+        DirMode::ReadOnly => "read-only",
+        DirMode::ReadWrite => "read-write",
+    }
+}
+
+fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
+    let registry = host.registry();
+    let plugins: Vec<(&str, &Plugin)> = registry
+        .plugins()
+        .filter_map(|(name, source)| Some((name, source.plugin()?.as_ref())))
+        .collect();
+    let tool_count = |name: &str| registry.tools().filter(|t| t.name.plugin() == name).count();
+    if json {
+        let list: Vec<serde_json::Value> = plugins
+            .iter()
+            .map(|(name, plugin)| {
+                let grants = plugin.grants();
+                let limits = plugin.limits();
+                serde_json::json!({
+                    "name": name,
+                    "path": plugin.wasm_path().display().to_string(),
+                    "sha256": plugin.sha256(),
+                    "pinned": plugin.is_pinned(),
+                    "tools": tool_count(name),
+                    "from_compile_cache": plugin.compile_origin() == CompileOrigin::Cached,
+                    "grants": {
+                        "dirs": grants.dirs.iter().map(|d| serde_json::json!({
+                            "host": d.host.display().to_string(),
+                            "guest": d.guest,
+                            "mode": mode_name(d.mode),
+                        })).collect::<Vec<_>>(),
+                        "env": grants.env,
+                    },
+                    "limits": {
+                        "memory_mib": limits.memory_bytes >> 20,
+                        "timeout_ms": u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
+                        "result_kib": limits.result_bytes >> 10,
+                    },
+                })
+            })
+            .collect();
+        return emit(&serde_json::to_string_pretty(&list)?);
+    }
+    if plugins.is_empty() {
+        return emit("no plugins: the config loads none");
+    }
+    let width = plugins
+        .iter()
+        .map(|(n, _)| n.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut table = format!(
+        "{:width$}  {:5}  {:64}  {:6}  GRANTS",
+        "NAME", "TOOLS", "SHA256", "PINNED"
+    );
+    for (name, plugin) in &plugins {
+        let _ = write!(
+            table,
+            "\n{:width$}  {:5}  {:64}  {:6}  {}",
+            name,
+            tool_count(name),
+            plugin.sha256(),
+            if plugin.is_pinned() { "yes" } else { "no" },
+            describe_grants(plugin.grants())
         );
     }
     emit(&table)

@@ -291,6 +291,14 @@ impl Checker<'_> {
                     format!("{key}.dirs.host: {} is not a directory", host.display()),
                 ));
             }
+            // The grant is the directory as resolved now (symlinks and `..`
+            // followed once, here), shown and opened by its real path.
+            let host = host.canonicalize().map_err(|e| {
+                self.at(
+                    &dir.host,
+                    format!("{key}.dirs.host: cannot resolve {}: {e}", host.display()),
+                )
+            })?;
             dirs.push(DirGrant {
                 host,
                 guest: guest.clone(),

@@ -12,7 +12,7 @@
 //!   batch and leaves the registry as it was.
 //! - Every input schema is compiled here, once.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -128,6 +128,15 @@ pub enum Source {
     },
 }
 
+impl Source {
+    /// The plugin behind this source, if it is one.
+    pub fn plugin(&self) -> Option<&Arc<crate::plugin::Plugin>> {
+        match self {
+            Source::Plugin { plugin } => Some(plugin),
+        }
+    }
+}
+
 impl fmt::Debug for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -208,7 +217,7 @@ pub enum RegistryError {
 #[derive(Debug, Default)]
 pub struct Registry {
     tools: BTreeMap<String, Arc<RegisteredTool>>,
-    plugins: HashSet<String>,
+    plugins: BTreeMap<String, Source>,
 }
 
 impl Registry {
@@ -229,7 +238,7 @@ impl Registry {
         source: Source,
     ) -> Result<usize, RegistryError> {
         check_segment("plugin", plugin)?;
-        if self.plugins.contains(plugin) {
+        if self.plugins.contains_key(plugin) {
             return Err(RegistryError::DuplicatePlugin(plugin.to_owned()));
         }
         let mut batch: BTreeMap<String, Arc<RegisteredTool>> = BTreeMap::new();
@@ -263,7 +272,7 @@ impl Registry {
         }
         let count = batch.len();
         self.tools.extend(batch);
-        self.plugins.insert(plugin.to_owned());
+        self.plugins.insert(plugin.to_owned(), source);
         Ok(count)
     }
 
@@ -275,6 +284,14 @@ impl Registry {
     /// Every tool, ordered by name.
     pub fn tools(&self) -> impl Iterator<Item = &Arc<RegisteredTool>> {
         self.tools.values()
+    }
+
+    /// Every registered plugin (including any that supplies no tools) and
+    /// its source, ordered by name.
+    pub fn plugins(&self) -> impl Iterator<Item = (&str, &Source)> {
+        self.plugins
+            .iter()
+            .map(|(name, source)| (name.as_str(), source))
     }
 
     /// How many tools are registered.

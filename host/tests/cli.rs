@@ -124,6 +124,58 @@ fn tools_lists_names_idempotency_plugin_and_schema_hash() {
 }
 
 #[test]
+fn plugins_shows_what_each_plugin_is_granted() {
+    let dir = sandbox();
+    let output = run_in(dir.path(), &["plugins"], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let work = dir.path().join("work").canonicalize().unwrap();
+    let sha = {
+        use sha2::Digest as _;
+        hex::encode(sha2::Sha256::digest(std::fs::read(fs_wasm()).unwrap()))
+    };
+    let row = text.lines().nth(1).expect("one plugin row");
+    let columns: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(&columns[..4], ["fs", "5", sha.as_str(), "no"], "{text}");
+    assert!(
+        row.ends_with(&format!("dirs: /workspace={} (read-only)", work.display())),
+        "{row}"
+    );
+
+    // Pinned, and as JSON.
+    let config = std::fs::read_to_string(dir.path().join("tiny-harness.toml")).unwrap();
+    let pinned = config.replacen(
+        "[plugins.fs]\n",
+        &format!("[plugins.fs]\nsha256 = \"{sha}\"\n"),
+        1,
+    );
+    std::fs::write(dir.path().join("pinned.toml"), pinned).unwrap();
+    let output = run_in(
+        dir.path(),
+        &["--config", "pinned.toml", "plugins", "--json"],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let list: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let fs = &list[0];
+    assert_eq!(fs["name"], "fs");
+    assert_eq!(fs["sha256"], sha);
+    assert_eq!(fs["pinned"], true);
+    assert_eq!(fs["tools"], 5);
+    assert_eq!(
+        fs["grants"],
+        serde_json::json!({
+            "dirs": [{"host": work.display().to_string(), "guest": "/workspace", "mode": "read-only"}],
+            "env": []
+        })
+    );
+    assert_eq!(
+        fs["limits"],
+        serde_json::json!({"memory_mib": 64, "timeout_ms": 30000, "result_kib": 1024})
+    );
+}
+
+#[test]
 fn an_empty_config_has_no_tools() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("empty.toml"), "").unwrap();

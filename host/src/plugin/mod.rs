@@ -123,6 +123,8 @@ pub enum LoadError {
 /// A loaded plugin: compiled, linked, registered, ready for calls.
 pub struct Plugin {
     name: String,
+    wasm: PathBuf,
+    pinned: bool,
     engine: PluginEngine,
     pre: PluginPre<CallState>,
     grants: Grants,
@@ -189,6 +191,8 @@ impl Plugin {
 
         let plugin = Plugin {
             name: name.clone(),
+            wasm: spec.wasm.clone(),
+            pinned: spec.sha256.is_some(),
             engine: engine.clone(),
             pre,
             grants: spec.grants,
@@ -215,6 +219,16 @@ impl Plugin {
     /// The sha256 of the component file, as 64 hex digits.
     pub fn sha256(&self) -> &str {
         &self.sha256
+    }
+
+    /// The component file it was loaded from.
+    pub fn wasm_path(&self) -> &Path {
+        &self.wasm
+    }
+
+    /// Whether the config pins the component's sha256.
+    pub fn is_pinned(&self) -> bool {
+        self.pinned
     }
 
     /// Whether its machine code was compiled at load or came from the
