@@ -74,14 +74,7 @@ async fn bare_call(engine: &PluginEngine, pre: &PluginPre<Bare>) {
 async fn host(engine: PluginEngine) -> Host {
     let mut builder = HostBuilder::with_engine(engine);
     builder
-        .load_plugin(PluginSpec {
-            name: "hello".into(),
-            wasm: hello_wasm(),
-            sha256: None,
-            grants: Default::default(),
-            limits: Default::default(),
-            config: json!({}),
-        })
+        .load_plugin(PluginSpec::new("hello", hello_wasm()))
         .await
         .expect("load");
     builder.build()

@@ -15,14 +15,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use tiny_harness_host::{CompileCache, CompileOrigin, Plugin, PluginEngine, PluginSpec};
 
 fn fs_spec() -> PluginSpec {
-    PluginSpec {
-        name: "fs".into(),
-        wasm: PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR")).join("fs.wasm"),
-        sha256: None,
-        grants: Default::default(),
-        limits: Default::default(),
-        config: serde_json::json!({}),
-    }
+    PluginSpec::new(
+        "fs",
+        PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR")).join("fs.wasm"),
+    )
 }
 
 fn load(c: &mut Criterion) {

@@ -36,7 +36,11 @@ use bindings::PluginPre;
 pub const WORLD: &str = "tiny-harness:plugin/plugin@0.1.0";
 
 /// How a plugin is to be loaded: everything the host config says about it.
+///
+/// Non-exhaustive, as grants and limits are: start from
+/// [`PluginSpec::new`] and set what differs.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct PluginSpec {
     /// The name the host config gives it: the first part of its tool names.
     pub name: String,
@@ -50,6 +54,21 @@ pub struct PluginSpec {
     pub limits: Limits,
     /// Its own configuration, passed to `register` and every `call`.
     pub config: serde_json::Value,
+}
+
+impl PluginSpec {
+    /// The component at `wasm`, loaded under `name`, unpinned, granted
+    /// nothing, with the default limits and an empty config (`{}`).
+    pub fn new(name: impl Into<String>, wasm: impl Into<PathBuf>) -> Self {
+        PluginSpec {
+            name: name.into(),
+            wasm: wasm.into(),
+            sha256: None,
+            grants: Grants::default(),
+            limits: Limits::default(),
+            config: serde_json::json!({}),
+        }
+    }
 }
 
 /// Why a plugin could not be loaded. Nothing of it is registered.

@@ -39,7 +39,10 @@ pub struct DirGrant {
 }
 
 /// Everything one plugin may touch. The default grants nothing.
+/// Non-exhaustive: new capabilities arrive as new fields, each denied by
+/// default.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Grants {
     /// Host directories visible to the plugin. Default: none.
     pub dirs: Vec<DirGrant>,
@@ -49,8 +52,10 @@ pub struct Grants {
     pub env: Vec<String>,
 }
 
-/// How much one call may use.
+/// How much one call may use. Non-exhaustive: start from
+/// [`Limits::default`] and set what differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// The most bytes the plugin's linear memories may hold together during
     /// one call (a component may have several). A plugin is someone else's

@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tiny_harness_host::{
-    CallOutcome, ContentPart, DirGrant, DirMode, Grants, Host, HostBuilder, Limits, PluginSpec,
-    ToolCall, ToolResult,
+    CallOutcome, ContentPart, DirGrant, DirMode, Host, HostBuilder, Limits, PluginSpec, ToolCall,
+    ToolResult,
 };
 
 /// The directory the host's build script leaves the plugins in.
@@ -26,14 +26,7 @@ pub fn plugin_wasm(name: &str) -> PathBuf {
 
 /// A spec for `wasm` under `name` that grants nothing.
 pub fn spec(name: &str, wasm: &str) -> PluginSpec {
-    PluginSpec {
-        name: name.into(),
-        wasm: plugin_wasm(wasm),
-        sha256: None,
-        grants: Grants::default(),
-        limits: Limits::default(),
-        config: serde_json::json!({}),
-    }
+    PluginSpec::new(name, plugin_wasm(wasm))
 }
 
 /// The hostile test plugin in registration `mode`.
@@ -56,11 +49,10 @@ pub fn fs_over(dir: &Path, mode: DirMode) -> PluginSpec {
 
 /// Limits short enough for tests that hit them on purpose.
 pub fn tight_limits() -> Limits {
-    Limits {
-        memory_bytes: 32 << 20,
-        timeout: Duration::from_millis(300),
-        ..Limits::default()
-    }
+    let mut limits = Limits::default();
+    limits.memory_bytes = 32 << 20;
+    limits.timeout = Duration::from_millis(300);
+    limits
 }
 
 /// A host with exactly these plugins.
