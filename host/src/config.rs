@@ -178,6 +178,16 @@ impl Checker<'_> {
         self.error(Some(spanned.span()), message)
     }
 
+    /// A limit's value, if it lies in `1..=max`; else an error at `key`.
+    fn in_range(&self, value: &Spanned<u64>, max: u64, key: &str) -> Result<u64, ConfigError> {
+        let number = *value.get_ref();
+        if (1..=max).contains(&number) {
+            Ok(number)
+        } else {
+            Err(self.at(value, format!("{key}: must be between 1 and {max}")))
+        }
+    }
+
     fn plugin(
         &self,
         base: &Path,
@@ -215,44 +225,18 @@ impl Checker<'_> {
         };
 
         let mut limits = Limits::default();
+        let bytes = |value: u64, shift: u32| usize::try_from(value << shift).unwrap_or(usize::MAX);
         if let Some(mib) = &raw.limits.memory_mib {
-            let value = *mib.get_ref();
-            if !(1..=MAX_MEMORY_MIB).contains(&value) {
-                return Err(self.at(
-                    mib,
-                    format!(
-                        "{}: must be between 1 and {MAX_MEMORY_MIB}",
-                        key("limits.memory_mib")
-                    ),
-                ));
-            }
-            limits.memory_bytes = usize::try_from(value << 20).unwrap_or(usize::MAX);
+            let value = self.in_range(mib, MAX_MEMORY_MIB, &key("limits.memory_mib"))?;
+            limits.memory_bytes = bytes(value, 20);
         }
         if let Some(ms) = &raw.limits.timeout_ms {
-            let value = *ms.get_ref();
-            if !(1..=MAX_TIMEOUT_MS).contains(&value) {
-                return Err(self.at(
-                    ms,
-                    format!(
-                        "{}: must be between 1 and {MAX_TIMEOUT_MS}",
-                        key("limits.timeout_ms")
-                    ),
-                ));
-            }
+            let value = self.in_range(ms, MAX_TIMEOUT_MS, &key("limits.timeout_ms"))?;
             limits.timeout = Duration::from_millis(value);
         }
         if let Some(kib) = &raw.limits.result_kib {
-            let value = *kib.get_ref();
-            if !(1..=MAX_RESULT_KIB).contains(&value) {
-                return Err(self.at(
-                    kib,
-                    format!(
-                        "{}: must be between 1 and {MAX_RESULT_KIB}",
-                        key("limits.result_kib")
-                    ),
-                ));
-            }
-            limits.result_bytes = usize::try_from(value << 10).unwrap_or(usize::MAX);
+            let value = self.in_range(kib, MAX_RESULT_KIB, &key("limits.result_kib"))?;
+            limits.result_bytes = bytes(value, 10);
         }
 
         let grants = self.grants(base, &key("grants"), raw.grants)?;

@@ -194,14 +194,10 @@ const MAX_OUTPUT_VIOLATIONS: usize = 5;
 /// value, which the tool chose and may be huge.
 const MAX_VIOLATION_CHARS: usize = 200;
 
-/// One violation as `pointer: message` (the root pointer shown as `/`),
-/// the message cut to [`MAX_VIOLATION_CHARS`].
+/// One violation as `pointer: message`, the message cut to
+/// [`MAX_VIOLATION_CHARS`].
 fn describe_violation(violation: &Violation) -> String {
-    let at = if violation.instance_path.is_empty() {
-        "/"
-    } else {
-        &violation.instance_path
-    };
+    let at = violation.pointer();
     let message = &violation.message;
     match message.char_indices().nth(MAX_VIOLATION_CHARS) {
         Some((cut, _)) => format!("{at}: {}...", &message[..cut]),

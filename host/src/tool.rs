@@ -109,6 +109,17 @@ pub struct Violation {
     pub message: String,
 }
 
+impl Violation {
+    /// Where in the instance it failed, with the root shown as `/`.
+    pub fn pointer(&self) -> &str {
+        if self.instance_path.is_empty() {
+            "/"
+        } else {
+            &self.instance_path
+        }
+    }
+}
+
 /// Why a call produced no result. Each variant is a refusal or failure the
 /// model can act on; [`CallError::code`] is its stable name on the wire.
 ///
@@ -205,14 +216,7 @@ impl CallError {
 fn describe_violations(violations: &[Violation]) -> String {
     violations
         .iter()
-        .map(|v| {
-            let at = if v.instance_path.is_empty() {
-                "/"
-            } else {
-                &v.instance_path
-            };
-            format!("at {at}: {}", v.message)
-        })
+        .map(|v| format!("at {}: {}", v.pointer(), v.message))
         .collect::<Vec<_>>()
         .join("; ")
 }

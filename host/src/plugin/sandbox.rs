@@ -115,11 +115,22 @@ impl MemoryCap {
         }
     }
 
-    /// The running total after one resource grows from `current` to
-    /// `desired`, if that stays within the limit.
-    fn grow(total: usize, current: usize, desired: usize, limit: usize) -> Option<usize> {
+    /// Admits one resource growing from `current` to `desired` bytes into
+    /// `total` if the new total stays within `limit`; else records the hit.
+    fn admit(
+        total: &mut usize,
+        hit: &mut bool,
+        limit: usize,
+        current: usize,
+        desired: usize,
+    ) -> bool {
         let grown = total.saturating_sub(current).saturating_add(desired);
-        (grown <= limit).then_some(grown)
+        if grown <= limit {
+            *total = grown;
+        } else {
+            *hit = true;
+        }
+        grown <= limit
     }
 }
 
@@ -130,16 +141,13 @@ impl wasmtime::ResourceLimiter for MemoryCap {
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        match Self::grow(self.memory_total, current, desired, self.limit) {
-            Some(total) => {
-                self.memory_total = total;
-                Ok(true)
-            }
-            None => {
-                self.hit = true;
-                Ok(false)
-            }
-        }
+        Ok(Self::admit(
+            &mut self.memory_total,
+            &mut self.hit,
+            self.limit,
+            current,
+            desired,
+        ))
     }
 
     fn table_growing(
@@ -151,16 +159,13 @@ impl wasmtime::ResourceLimiter for MemoryCap {
         // Table elements are pointer-sized host memory: hold them to the same
         // budget as linear memory.
         let bytes = |elements: usize| elements.saturating_mul(size_of::<usize>());
-        match Self::grow(self.table_total, bytes(current), bytes(desired), self.limit) {
-            Some(total) => {
-                self.table_total = total;
-                Ok(true)
-            }
-            None => {
-                self.hit = true;
-                Ok(false)
-            }
-        }
+        Ok(Self::admit(
+            &mut self.table_total,
+            &mut self.hit,
+            self.limit,
+            bytes(current),
+            bytes(desired),
+        ))
     }
 }
 

@@ -171,19 +171,23 @@ fn is_denial(err: &io::Error) -> bool {
 /// error when the sandbox refused, else an error result for the model.
 /// `action` is the verb for the message ("read", "write", ...).
 fn io_failure(action: &str, path: &Path, err: io::Error) -> Result<CallResult, CallError> {
-    let granted = granted_dirs();
     let message = format!("cannot {action} {}: {err}", path.display());
-    let outside = err.kind() == io::ErrorKind::NotFound && is_outside(path, &granted);
-    if outside {
+    let denied = is_denial(&err);
+    if !denied && err.kind() != io::ErrorKind::NotFound {
+        return error_result(message);
+    }
+    // Only a refusal or a missing path needs the grants to explain it.
+    let granted = granted_dirs();
+    if denied {
+        Err(CallError::Denied(format!(
+            "{message}; the sandbox refused it: {}",
+            describe_grants(&granted)
+        )))
+    } else if is_outside(path, &granted) {
         Err(CallError::Denied(format!(
             "cannot {action} {}: the path lies outside every directory granted to this \
              plugin; {}",
             path.display(),
-            describe_grants(&granted)
-        )))
-    } else if is_denial(&err) {
-        Err(CallError::Denied(format!(
-            "{message}; the sandbox refused it: {}",
             describe_grants(&granted)
         )))
     } else {
