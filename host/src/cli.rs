@@ -49,7 +49,7 @@ struct Cli {
 enum Command {
     /// List every registered tool: name, idempotency, source plugin, input-schema sha256 and description.
     Tools {
-        /// Print a JSON array instead of a table (includes each input schema).
+        /// Print a JSON array instead of a table (includes each input schema and any output schema, with their sha256).
         #[arg(long)]
         json: bool,
     },
