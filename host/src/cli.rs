@@ -3,6 +3,13 @@
 //!
 //! Exit codes: 0 for a result, 1 for an error result, 2 for a usage or
 //! config error (including invalid JSON arguments).
+//!
+//! Text a plugin chose (descriptions, error messages, a rendered result)
+//! reaches the terminal only through [`tiny_harness_host::display`], with
+//! its control and bidi characters escaped; `--json` output carries it
+//! exactly, as JSON.
+//! The process exits as soon as its output is written, even if a plugin
+//! left a thread blocked in a host call.
 
 use std::fmt::Write as _;
 use std::io::{Read as _, Write as _};
@@ -11,6 +18,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
+use tiny_harness_host::display::{block, one_line};
 use tiny_harness_host::{
     CompileCache, CompileOrigin, Config, DirMode, Grants, Host, HostBuilder, Plugin, PluginEngine,
     ToolCall, config::DEFAULT_FILE,
@@ -18,6 +26,11 @@ use tiny_harness_host::{
 
 /// Exit code for a usage or config error.
 const EXIT_USAGE: u8 = 2;
+
+/// The most `call NAME -` reads from standard input, 64 MiB: far more than
+/// the arguments of any real call, and a bound on what a runaway producer
+/// (`yes | tiny-harness call ...`) can make the process hold in memory.
+const MAX_STDIN_ARGUMENTS: u64 = 64 << 20;
 
 #[derive(Parser)]
 #[command(
@@ -29,6 +42,9 @@ The host has no tools of its own: every tool comes from a plugin (a WebAssembly 
 component) that the config loads and grants exactly what it may touch. Tools are \
 named <plugin>/<server>.<tool>.",
     after_help = "Exit codes: 0 a result, 1 an error result, 2 a usage or config error.\n\n\
+Text from plugins (descriptions, error messages, results) is shown with control and bidi \
+characters escaped (\\x1b, \\r, \\u{202e}, ...), so it cannot move the cursor or forge lines; \
+--json carries it exactly.\n\n\
 Compiled plugins are cached in $TINY_HARNESS_CACHE_DIR, else $XDG_CACHE_HOME/tiny-harness, \
 else ~/.cache/tiny-harness (a directory only you may write); --no-cache compiles afresh."
 )]
@@ -86,7 +102,14 @@ pub fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => return usage_error(anyhow::anyhow!("cannot start the async runtime: {e}")),
     };
-    match runtime.block_on(run(cli)) {
+    let outcome = runtime.block_on(run(cli));
+    // Do not wait for the runtime's blocking threads: a plugin stopped at
+    // its deadline while blocked in a host call (opening a FIFO in a
+    // granted directory) leaves one blocked for ever, and the work they
+    // were doing is of no use now. Everything printed was flushed by
+    // `emit`, so exiting at once loses nothing.
+    runtime.shutdown_background();
+    match outcome {
         Ok(code) => code,
         Err(e) => usage_error(e),
     }
@@ -103,7 +126,9 @@ fn usage_error(e: anyhow::Error) -> ExitCode {
             line.push_str(&cause);
         }
     }
-    eprintln!("tiny-harness: error: {line}");
+    // Messages quote plugins (a `register` error) and paths: escaped, a
+    // newline or escape sequence in them cannot forge or hide a line.
+    eprintln!("tiny-harness: error: {}", one_line(&line));
     ExitCode::from(EXIT_USAGE)
 }
 
@@ -156,7 +181,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if json {
                 emit(&serde_json::to_string_pretty(&outcome.to_json())?)?;
             } else {
-                emit(&outcome.render())?;
+                // The block's lines stay lines; the plugin's escape
+                // sequences, carriage returns and bidi overrides show as
+                // escapes instead of acting on the terminal.
+                emit(&block(&outcome.render()))?;
             }
             Ok(if outcome.is_error() {
                 ExitCode::from(1)
@@ -183,11 +211,23 @@ fn cache_dir() -> Option<PathBuf> {
 fn parse_arguments(text: &str) -> anyhow::Result<serde_json::Value> {
     let owned;
     let text = if text == "-" {
-        let mut buf = String::new();
+        let mut buf = Vec::new();
         std::io::stdin()
-            .read_to_string(&mut buf)
+            .lock()
+            .take(MAX_STDIN_ARGUMENTS + 1)
+            .read_to_end(&mut buf)
             .context("cannot read the arguments from standard input")?;
-        owned = buf;
+        if u64::try_from(buf.len()).unwrap_or(u64::MAX) > MAX_STDIN_ARGUMENTS {
+            anyhow::bail!(
+                "ARGS_JSON on standard input is more than {} MiB; pass the arguments of one call, at most that",
+                MAX_STDIN_ARGUMENTS >> 20
+            );
+        }
+        owned = String::from_utf8(buf).map_err(|e| {
+            anyhow::anyhow!(
+                "ARGS_JSON on standard input is not UTF-8 text ({e}); pass one JSON object"
+            )
+        })?;
         owned.as_str()
     } else {
         text
@@ -231,7 +271,7 @@ fn print_tools(host: &Host, json: bool) -> anyhow::Result<()> {
     }
     let width = registry
         .tools()
-        .map(|t| t.name.as_str().len())
+        .map(|t| one_line(t.name.as_str()).len())
         .max()
         .unwrap_or(4);
     let mut table = format!(
@@ -239,19 +279,21 @@ fn print_tools(host: &Host, json: bool) -> anyhow::Result<()> {
         "NAME", "IDEMPOTENT", "PLUGIN", "INPUT SCHEMA SHA256"
     );
     for t in registry.tools() {
+        // The plugin's own words: the first line, escaped, so that the row
+        // stays one row and the terminal does only what the table asks.
         let description = t.definition.description.lines().next().unwrap_or("");
         let _ = write!(
             table,
             "\n{:width$}  {:10}  {:12}  {:64}  {}",
-            t.name.as_str(),
+            one_line(t.name.as_str()),
             if t.definition.annotations.retry_safe() {
                 "yes"
             } else {
                 "no"
             },
-            t.name.plugin(),
+            one_line(t.name.plugin()),
             t.schema_hash().as_str(),
-            description
+            one_line(description)
         );
     }
     emit(&table)
@@ -329,7 +371,7 @@ fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
     }
     let width = plugins
         .iter()
-        .map(|(n, _)| n.len())
+        .map(|(n, _)| one_line(n).len())
         .max()
         .unwrap_or(4)
         .max(4);
@@ -341,11 +383,12 @@ fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
         let _ = write!(
             table,
             "\n{:width$}  {:5}  {:64}  {:6}  {}",
-            name,
+            one_line(name),
             tool_count(name),
-            plugin.sha256(),
+            one_line(plugin.sha256()),
             if plugin.is_pinned() { "yes" } else { "no" },
-            describe_grants(plugin.grants())
+            // Host paths and variable names may hold any byte but NUL.
+            one_line(&describe_grants(plugin.grants()))
         );
     }
     emit(&table)

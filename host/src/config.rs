@@ -6,10 +6,20 @@
 //! path = "target/wasm-plugins/wasm32-wasip2/release/fs.wasm"
 //! sha256 = "…"                       # optional pin: a different file is refused
 //!
-//! [plugins.fs.limits]
+//! [plugins.fs.limits]                # every key optional; see docs/security.md
 //! memory_mib = 64                    # all linear memories together; default 64
-//! timeout_ms = 30000                 # per call; default 30000
+//! timeout_ms = 30000                 # per call, validation included; default 30000
 //! result_kib = 1024                  # largest result per call; default 1024
+//! result_parts = 1024                # most parts per result; default 1024
+//! open_files = 256                   # most host handles per call; default 256
+//! arguments_kib = 1024               # largest arguments per call; default 1024
+//! tools = 1024                       # registration: most tools; default 1024
+//! servers = 64                       #   most servers; default 64
+//! description_kib = 32               #   longest description; default 32
+//! title_kib = 1                      #   longest title; default 1
+//! schema_kib = 256                   #   largest schema; default 256
+//! schema_cost = 1000                 #   costliest schema to evaluate
+//! registration_kib = 8192            #   all of it together; default 8192
 //!
 //! [plugins.fs.grants]                # everything is denied unless granted here
 //! env = ["HOME"]                     # env vars passed through by name
@@ -39,14 +49,6 @@ use crate::registry::check_segment;
 
 /// The file name looked for when no `--config` is given.
 pub const DEFAULT_FILE: &str = "tiny-harness.toml";
-
-/// The largest memory limit a plugin may be given, in MiB (a 32-bit linear
-/// memory cannot grow past 4 GiB).
-pub const MAX_MEMORY_MIB: u64 = 4096;
-/// The longest call timeout a plugin may be given, in milliseconds (1 hour).
-pub const MAX_TIMEOUT_MS: u64 = 3_600_000;
-/// The largest result limit a plugin may be given, in KiB (64 MiB).
-pub const MAX_RESULT_KIB: u64 = 65_536;
 
 /// A checked host config.
 #[derive(Debug, Clone)]
@@ -95,6 +97,48 @@ struct RawLimits {
     memory_mib: Option<Spanned<u64>>,
     timeout_ms: Option<Spanned<u64>>,
     result_kib: Option<Spanned<u64>>,
+    result_parts: Option<Spanned<u64>>,
+    open_files: Option<Spanned<u64>>,
+    arguments_kib: Option<Spanned<u64>>,
+    tools: Option<Spanned<u64>>,
+    servers: Option<Spanned<u64>>,
+    description_kib: Option<Spanned<u64>>,
+    title_kib: Option<Spanned<u64>>,
+    schema_kib: Option<Spanned<u64>>,
+    schema_cost: Option<Spanned<u64>>,
+    registration_kib: Option<Spanned<u64>>,
+}
+
+/// The highest value each `[plugins.<name>.limits]` key takes (the lowest
+/// is 1). Each bounds what a config can make the host spend on one plugin;
+/// see `docs/security.md` for the defaults.
+pub mod max {
+    /// `memory_mib`: a 32-bit linear memory cannot grow past 4 GiB.
+    pub const MEMORY_MIB: u64 = 4096;
+    /// `timeout_ms`: one hour.
+    pub const TIMEOUT_MS: u64 = 3_600_000;
+    /// `result_kib`: 64 MiB.
+    pub const RESULT_KIB: u64 = 65_536;
+    /// `result_parts`.
+    pub const RESULT_PARTS: u64 = 65_536;
+    /// `open_files`: well under a process's usual descriptor limit.
+    pub const OPEN_FILES: u64 = 16_384;
+    /// `arguments_kib`: 64 MiB.
+    pub const ARGUMENTS_KIB: u64 = 65_536;
+    /// `tools`.
+    pub const TOOLS: u64 = 65_536;
+    /// `servers`.
+    pub const SERVERS: u64 = 4096;
+    /// `description_kib`: 4 MiB.
+    pub const DESCRIPTION_KIB: u64 = 4096;
+    /// `title_kib`.
+    pub const TITLE_KIB: u64 = 64;
+    /// `schema_kib`: 64 MiB.
+    pub const SCHEMA_KIB: u64 = 65_536;
+    /// `schema_cost`.
+    pub const SCHEMA_COST: u64 = 1 << 32;
+    /// `registration_kib`: 1 GiB.
+    pub const REGISTRATION_KIB: u64 = 1 << 20;
 }
 
 #[derive(Deserialize, Default)]
@@ -125,12 +169,20 @@ enum RawMode {
 
 impl Config {
     /// Reads and checks the config at `path`.
+    ///
+    /// The path may name anything: only a regular file of at most
+    /// [`MAX_CONFIG_BYTES`](crate::file::MAX_CONFIG_BYTES) is read, and a
+    /// FIFO or device is refused without blocking (see [`crate::file`]).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        let error = |reason: String| ConfigError {
             file: path.to_owned(),
             location: None,
-            message: format!("cannot read the config: {e}"),
-        })?;
+            message: format!("cannot read the config: {reason}"),
+        };
+        let bytes = crate::file::read_regular(path, "config file", crate::file::MAX_CONFIG_BYTES)
+            .map_err(|e| error(e.reason.to_string()))?;
+        let text =
+            String::from_utf8(bytes).map_err(|e| error(format!("it is not UTF-8 text ({e})")))?;
         Config::parse(path, &text)
     }
 
@@ -159,6 +211,15 @@ impl Config {
         })
     }
 }
+
+/// One `limits` key: its name, its value in the file, its maximum, and how
+/// a value in range sets it.
+type LimitKey<'a> = (
+    &'static str,
+    &'a Option<Spanned<u64>>,
+    u64,
+    &'a dyn Fn(&mut Limits, u64),
+);
 
 struct Checker<'a> {
     file: &'a Path,
@@ -224,20 +285,7 @@ impl Checker<'_> {
             }
         };
 
-        let mut limits = Limits::default();
-        let bytes = |value: u64, shift: u32| usize::try_from(value << shift).unwrap_or(usize::MAX);
-        if let Some(mib) = &raw.limits.memory_mib {
-            let value = self.in_range(mib, MAX_MEMORY_MIB, &key("limits.memory_mib"))?;
-            limits.memory_bytes = bytes(value, 20);
-        }
-        if let Some(ms) = &raw.limits.timeout_ms {
-            let value = self.in_range(ms, MAX_TIMEOUT_MS, &key("limits.timeout_ms"))?;
-            limits.timeout = Duration::from_millis(value);
-        }
-        if let Some(kib) = &raw.limits.result_kib {
-            let value = self.in_range(kib, MAX_RESULT_KIB, &key("limits.result_kib"))?;
-            limits.result_bytes = bytes(value, 10);
-        }
+        let limits = self.limits(&raw.limits, &key)?;
 
         let grants = self.grants(base, &key("grants"), raw.grants)?;
         let config = match raw.config {
@@ -252,6 +300,76 @@ impl Checker<'_> {
             limits,
             config,
         })
+    }
+
+    fn limits(&self, raw: &RawLimits, key: &dyn Fn(&str) -> String) -> Result<Limits, ConfigError> {
+        let mut limits = Limits::default();
+        // Each key: where it is, its maximum, and how a value (already in
+        // range) sets the limit.
+        let size = |value: u64, shift: u32| usize::try_from(value << shift).unwrap_or(usize::MAX);
+        let keys: [LimitKey<'_>; 13] = [
+            ("memory_mib", &raw.memory_mib, max::MEMORY_MIB, &|l, v| {
+                l.memory_bytes = size(v, 20)
+            }),
+            ("timeout_ms", &raw.timeout_ms, max::TIMEOUT_MS, &|l, v| {
+                l.timeout = Duration::from_millis(v)
+            }),
+            ("result_kib", &raw.result_kib, max::RESULT_KIB, &|l, v| {
+                l.result_bytes = size(v, 10)
+            }),
+            (
+                "result_parts",
+                &raw.result_parts,
+                max::RESULT_PARTS,
+                &|l, v| l.result_parts = size(v, 0),
+            ),
+            ("open_files", &raw.open_files, max::OPEN_FILES, &|l, v| {
+                l.open_files = size(v, 0)
+            }),
+            (
+                "arguments_kib",
+                &raw.arguments_kib,
+                max::ARGUMENTS_KIB,
+                &|l, v| l.arguments_bytes = size(v, 10),
+            ),
+            ("tools", &raw.tools, max::TOOLS, &|l, v| {
+                l.registration.tools = size(v, 0)
+            }),
+            ("servers", &raw.servers, max::SERVERS, &|l, v| {
+                l.registration.servers = size(v, 0)
+            }),
+            (
+                "description_kib",
+                &raw.description_kib,
+                max::DESCRIPTION_KIB,
+                &|l, v| l.registration.description_bytes = size(v, 10),
+            ),
+            ("title_kib", &raw.title_kib, max::TITLE_KIB, &|l, v| {
+                l.registration.title_bytes = size(v, 10)
+            }),
+            ("schema_kib", &raw.schema_kib, max::SCHEMA_KIB, &|l, v| {
+                l.registration.schema_bytes = size(v, 10)
+            }),
+            (
+                "schema_cost",
+                &raw.schema_cost,
+                max::SCHEMA_COST,
+                &|l, v| l.registration.schema_cost = v,
+            ),
+            (
+                "registration_kib",
+                &raw.registration_kib,
+                max::REGISTRATION_KIB,
+                &|l, v| l.registration.total_bytes = size(v, 10),
+            ),
+        ];
+        for (name, value, max, set) in keys {
+            if let Some(value) = value {
+                let value = self.in_range(value, max, &key(&format!("limits.{name}")))?;
+                set(&mut limits, value);
+            }
+        }
+        Ok(limits)
     }
 
     fn grants(&self, base: &Path, key: &str, raw: RawGrants) -> Result<Grants, ConfigError> {

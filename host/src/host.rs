@@ -52,12 +52,13 @@ impl HostBuilder {
     /// the plugin is registered. Returns how many tools it added.
     pub async fn load_plugin(&mut self, spec: PluginSpec) -> Result<usize, HostError> {
         let name = spec.name.clone();
+        let limits = spec.limits.registration;
         let (plugin, tools) = Plugin::load(&self.engine, spec).await?;
         let source = Source::Plugin {
             plugin: Arc::new(plugin),
         };
         self.registry
-            .register_plugin(&name, tools, source)
+            .register_plugin(&name, tools, source, &limits)
             .map_err(|source| HostError::Registry {
                 plugin: name,
                 source,

@@ -2,8 +2,13 @@
 //!
 //! Invariants:
 //! - A name that is not registered runs nothing and yields `unknown_tool`.
-//! - Arguments that fail the tool's input schema never reach the tool and
-//!   yield `invalid_arguments` with every violation's JSON pointer.
+//! - Arguments larger than the tool's source accepts (or than its schema
+//!   can be checked against within [`VALIDATION_BUDGET`]) yield
+//!   `too_large` before validation; arguments that fail the tool's input
+//!   schema never reach the tool and yield `invalid_arguments` with every
+//!   violation's JSON pointer.
+//! - The call's time limit starts before validation and covers it, the
+//!   tool's run and the output check; past it the call yields `timeout`.
 //! - A tool that declares an output schema has the first JSON part of each
 //!   successful result checked against it; a result that lacks one or does
 //!   not match becomes `invalid_output` (error results are not checked).
@@ -12,6 +17,7 @@
 //! - Every outcome renders as an untrusted block (see [`crate::render`]).
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde::Serialize;
 
@@ -124,27 +130,81 @@ impl Invoker {
     }
 
     async fn run(&self, call: &ToolCall) -> Result<ToolResult, CallError> {
+        let started = Instant::now();
         let Some(entry) = self.registry.get(&call.name) else {
             return Err(CallError::UnknownTool {
                 name: call.name.clone(),
             });
         };
+        let limits = entry.source.limits();
+        let deadline = started + limits.timeout;
+        let timed_out = || CallError::Timeout {
+            limit: limits.timeout,
+        };
+        check_size(&entry.schema, &call.arguments, limits.arguments_bytes)?;
         entry
             .schema
             .validate(&call.arguments)
             .map_err(|violations| CallError::InvalidArguments { violations })?;
+        if Instant::now() >= deadline {
+            return Err(timed_out());
+        }
         let result = match &entry.source {
             Source::Plugin { plugin } => {
                 plugin
-                    .call(entry.name.server(), entry.name.tool(), &call.arguments)
+                    .call_until(
+                        entry.name.server(),
+                        entry.name.tool(),
+                        &call.arguments,
+                        deadline,
+                    )
                     .await?
             }
         };
         if let Some(schema) = &entry.output_schema {
             check_output(schema, &result)?;
+            if Instant::now() >= deadline {
+                return Err(timed_out());
+            }
         }
         Ok(result)
     }
+}
+
+/// The most work one validation may take: a schema's evaluation cost times
+/// the size of the value checked (see [`crate::schema`]). A value whose
+/// product is larger is refused before it is checked, so that no call, and
+/// no schema a source chose, can make validation run for long.
+pub const VALIDATION_BUDGET: u64 = 10_000_000;
+
+/// Refuses arguments larger than `max_bytes` of compact JSON, or too large
+/// to check against `schema` within [`VALIDATION_BUDGET`].
+fn check_size(
+    schema: &CompiledSchema,
+    arguments: &serde_json::Value,
+    max_bytes: usize,
+) -> Result<(), CallError> {
+    let size = crate::tool::compact_json_len(arguments, max_bytes);
+    if size > max_bytes {
+        return Err(CallError::ArgumentsTooLarge {
+            size,
+            limit: max_bytes,
+        });
+    }
+    // Validation costs at most the schema's cost per unit of the value
+    // (see `schema::instance_units`), so this bounds its work.
+    let cost = schema.cost().max(1);
+    let most_units = VALIDATION_BUDGET / cost;
+    let units = crate::schema::instance_units(arguments, most_units);
+    if units > most_units {
+        // Said in bytes, which the model can act on: compact JSON has at
+        // least one byte per unit.
+        let limit = usize::try_from(most_units)
+            .unwrap_or(usize::MAX)
+            .min(max_bytes);
+        return Err(CallError::ArgumentsTooLarge { size, limit });
+    }
+    Ok(())
 }
 
 /// Checks a successful result's structured data (its first JSON part)

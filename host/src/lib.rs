@@ -37,6 +37,8 @@
 //! layer over [`host`].
 
 pub mod config;
+pub mod display;
+pub mod file;
 pub mod host;
 pub mod invoke;
 pub mod plugin;
@@ -46,6 +48,7 @@ pub mod schema;
 pub mod tool;
 
 pub use config::{Config, ConfigError};
+pub use file::FileError;
 pub use host::{Host, HostBuilder, HostError};
 pub use invoke::{CallOutcome, Invoker, ToolCall};
 pub use plugin::{

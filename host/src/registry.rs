@@ -11,12 +11,16 @@
 //!   name, a duplicate or a schema that does not compile refuses the whole
 //!   batch and leaves the registry as it was.
 //! - Every input schema is compiled here, once.
+//! - What a source registers is bounded ([`RegistrationLimits`]): how many
+//!   tools and servers, how long each description and title, how large and
+//!   how costly to evaluate each schema, and how large the whole. A source
+//!   over a limit is refused whole, with the limit and how to raise it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
-use crate::schema::{CompiledSchema, SchemaHash};
+use crate::schema::{CompiledSchema, SchemaError, SchemaHash};
 use crate::tool::ToolDefinition;
 
 /// The longest plugin or server name.
@@ -129,6 +133,13 @@ pub enum Source {
 }
 
 impl Source {
+    /// The limits calls to this source run under.
+    pub fn limits(&self) -> &crate::plugin::Limits {
+        match self {
+            Source::Plugin { plugin } => plugin.limits(),
+        }
+    }
+
     /// The plugin behind this source, if it is one.
     pub fn plugin(&self) -> Option<&Arc<crate::plugin::Plugin>> {
         match self {
@@ -141,6 +152,132 @@ impl fmt::Debug for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Source::Plugin { plugin } => write!(f, "Plugin({})", plugin.name()),
+        }
+    }
+}
+
+/// How much one source (a plugin, with the MCP servers it declares) may
+/// register. Every field is a count or size the source chooses and the host
+/// pays for at every start (parsing, compiling schemas, memory) and, through
+/// schemas, at every call. The defaults are far above what large real tool
+/// servers use (the largest MCP servers we know of list about a hundred
+/// tools, descriptions of a few KiB and schemas of tens of KiB); the config
+/// raises them per plugin. Non-exhaustive: start from the default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RegistrationLimits {
+    /// The most tools. Default 1024 (`limits.tools`).
+    pub tools: usize,
+    /// The most servers. Default 64 (`limits.servers`).
+    pub servers: usize,
+    /// The longest description, in bytes. Default 32 KiB
+    /// (`limits.description_kib`).
+    pub description_bytes: usize,
+    /// The longest title, in bytes. Default 1 KiB (`limits.title_kib`).
+    pub title_bytes: usize,
+    /// The largest schema (input or output), in bytes of compact JSON.
+    /// Default 256 KiB (`limits.schema_kib`).
+    pub schema_bytes: usize,
+    /// The highest evaluation cost of a schema (see
+    /// [`crate::schema::CompiledSchema::cost`]). Default
+    /// [`crate::schema::DEFAULT_SCHEMA_COST`] (`limits.schema_cost`).
+    pub schema_cost: u64,
+    /// The most bytes of names, descriptions, titles and schemas together.
+    /// Default 8 MiB (`limits.registration_kib`).
+    pub total_bytes: usize,
+}
+
+impl Default for RegistrationLimits {
+    fn default() -> Self {
+        RegistrationLimits {
+            tools: 1024,
+            servers: 64,
+            description_bytes: 32 << 10,
+            title_bytes: 1 << 10,
+            schema_bytes: 256 << 10,
+            schema_cost: crate::schema::DEFAULT_SCHEMA_COST,
+            total_bytes: 8 << 20,
+        }
+    }
+}
+
+impl RegistrationLimits {
+    /// The value of one limit.
+    pub fn max(&self, limit: RegistrationLimit) -> u64 {
+        let bytes = |n: usize| n as u64;
+        match limit {
+            RegistrationLimit::Tools => bytes(self.tools),
+            RegistrationLimit::Servers => bytes(self.servers),
+            RegistrationLimit::Description => bytes(self.description_bytes),
+            RegistrationLimit::Title => bytes(self.title_bytes),
+            RegistrationLimit::Schema => bytes(self.schema_bytes),
+            RegistrationLimit::SchemaCost => self.schema_cost,
+            RegistrationLimit::Total => bytes(self.total_bytes),
+        }
+    }
+
+    /// The refusal of `what` (of `plugin`) for being `amount` over `limit`.
+    pub fn refusal(
+        &self,
+        plugin: &str,
+        what: &str,
+        limit: RegistrationLimit,
+        amount: u64,
+        at_least: bool,
+    ) -> RegistryError {
+        RegistryError::OverLimit {
+            plugin: plugin.to_owned(),
+            // It may quote names not yet checked against the naming rules.
+            what: crate::display::one_line(what).into_owned(),
+            limit,
+            amount,
+            at_least,
+            max: self.max(limit),
+        }
+    }
+}
+
+/// One registration limit, named as the config names it, for messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegistrationLimit {
+    /// [`RegistrationLimits::tools`].
+    Tools,
+    /// [`RegistrationLimits::servers`].
+    Servers,
+    /// [`RegistrationLimits::description_bytes`].
+    Description,
+    /// [`RegistrationLimits::title_bytes`].
+    Title,
+    /// [`RegistrationLimits::schema_bytes`].
+    Schema,
+    /// [`RegistrationLimits::schema_cost`].
+    SchemaCost,
+    /// [`RegistrationLimits::total_bytes`].
+    Total,
+}
+
+impl RegistrationLimit {
+    /// The key under `[plugins.<name>.limits]` that raises it.
+    pub fn config_key(self) -> &'static str {
+        match self {
+            RegistrationLimit::Tools => "tools",
+            RegistrationLimit::Servers => "servers",
+            RegistrationLimit::Description => "description_kib",
+            RegistrationLimit::Title => "title_kib",
+            RegistrationLimit::Schema => "schema_kib",
+            RegistrationLimit::SchemaCost => "schema_cost",
+            RegistrationLimit::Total => "registration_kib",
+        }
+    }
+
+    /// What the limit counts, for messages.
+    pub fn unit(self) -> &'static str {
+        match self {
+            RegistrationLimit::Tools => "tools",
+            RegistrationLimit::Servers => "servers",
+            RegistrationLimit::SchemaCost => "cost units",
+            _ => "bytes",
         }
     }
 }
@@ -211,6 +348,26 @@ pub enum RegistryError {
     /// A plugin of this name is already registered.
     #[error("plugin {0:?} is already registered")]
     DuplicatePlugin(String),
+    /// The registration is over one of its limits.
+    #[error(
+        "{what} is {}{amount} {}, more than the limit of {max}; raise \
+         plugins.{plugin}.limits.{} if this is expected",
+        if *.at_least { "at least " } else { "" }, .limit.unit(), .limit.config_key()
+    )]
+    OverLimit {
+        /// The plugin (the source's name in the config).
+        plugin: String,
+        /// What is over, e.g. `tool fs/workspace.read_file: the description`.
+        what: String,
+        /// Which limit.
+        limit: RegistrationLimit,
+        /// How much there is (or at least, when counting stopped early).
+        amount: u64,
+        /// Whether counting stopped at the limit, so `amount` is a floor.
+        at_least: bool,
+        /// The limit's value.
+        max: u64,
+    },
 }
 
 /// Every callable tool, by full name.
@@ -229,37 +386,55 @@ impl Registry {
     /// Registers all of one plugin's tools, or none of them.
     ///
     /// `plugin` is the name from the host config. Every name is checked,
-    /// every schema compiled and every duplicate refused before anything is
-    /// inserted.
+    /// every limit applied, every schema compiled and every duplicate
+    /// refused before anything is inserted.
     pub fn register_plugin(
         &mut self,
         plugin: &str,
         tools: Vec<PendingTool>,
         source: Source,
+        limits: &RegistrationLimits,
     ) -> Result<usize, RegistryError> {
         check_segment("plugin", plugin)?;
         if self.plugins.contains_key(plugin) {
             return Err(RegistryError::DuplicatePlugin(plugin.to_owned()));
         }
+        let mut meter = Meter::new(plugin, limits);
+        meter.count(RegistrationLimit::Tools, "the registration", tools.len())?;
+        let servers: BTreeSet<&str> = tools.iter().map(|t| t.server.as_str()).collect();
+        meter.count(
+            RegistrationLimit::Servers,
+            "the registration",
+            servers.len(),
+        )?;
+        drop(servers);
         let mut batch: BTreeMap<String, Arc<RegisteredTool>> = BTreeMap::new();
         for pending in tools {
             let name = ToolName::new(plugin, &pending.server, &pending.definition.name)?;
             if self.tools.contains_key(name.as_str()) || batch.contains_key(name.as_str()) {
                 return Err(RegistryError::Duplicate(name.full));
             }
-            let compile = |which: &'static str, schema: &serde_json::Value| {
-                CompiledSchema::compile(schema).map_err(|e| RegistryError::InvalidSchema {
-                    name: name.full.clone(),
-                    which,
-                    reason: e.to_string(),
-                })
-            };
-            let schema = compile("input", &pending.definition.input_schema)?;
-            let output_schema = pending
-                .definition
+            let definition = &pending.definition;
+            meter.text(
+                &name,
+                RegistrationLimit::Description,
+                &definition.description,
+            )?;
+            if let Some(title) = &definition.title {
+                meter.text(&name, RegistrationLimit::Title, title)?;
+            }
+            meter.spend(name.as_str().len())?;
+            let compile =
+                |meter: &mut Meter<'_>, which: &'static str, schema: &serde_json::Value| {
+                    meter.schema(&name, which, schema)?;
+                    CompiledSchema::compile(schema, limits.schema_cost)
+                        .map_err(|e| meter.schema_refused(&name, which, e))
+                };
+            let schema = compile(&mut meter, "input", &definition.input_schema)?;
+            let output_schema = definition
                 .output_schema
                 .as_ref()
-                .map(|schema| compile("output", schema))
+                .map(|schema| compile(&mut meter, "output", schema))
                 .transpose()?;
             let entry = RegisteredTool {
                 name,
@@ -302,6 +477,121 @@ impl Registry {
     /// True when no tool is registered.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
+    }
+}
+
+/// Applies one source's [`RegistrationLimits`] as its tools are checked.
+struct Meter<'a> {
+    plugin: &'a str,
+    limits: &'a RegistrationLimits,
+    total: usize,
+}
+
+impl<'a> Meter<'a> {
+    fn new(plugin: &'a str, limits: &'a RegistrationLimits) -> Self {
+        Meter {
+            plugin,
+            limits,
+            total: 0,
+        }
+    }
+
+    fn over(
+        &self,
+        what: String,
+        limit: RegistrationLimit,
+        amount: u64,
+        at_least: bool,
+    ) -> RegistryError {
+        self.limits
+            .refusal(self.plugin, &what, limit, amount, at_least)
+    }
+
+    /// Checks a count (tools, servers) against its limit.
+    fn count(&self, limit: RegistrationLimit, what: &str, n: usize) -> Result<(), RegistryError> {
+        if n as u64 > self.limits.max(limit) {
+            return Err(self.over(what.to_owned(), limit, n as u64, false));
+        }
+        Ok(())
+    }
+
+    /// Adds `bytes` to the registration's total.
+    fn spend(&mut self, bytes: usize) -> Result<(), RegistryError> {
+        self.total = self.total.saturating_add(bytes);
+        if self.total > self.limits.total_bytes {
+            return Err(self.over(
+                "the registration".into(),
+                RegistrationLimit::Total,
+                self.total as u64,
+                true,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks a description or title and adds it to the total.
+    fn text(
+        &mut self,
+        tool: &ToolName,
+        limit: RegistrationLimit,
+        text: &str,
+    ) -> Result<(), RegistryError> {
+        let noun = match limit {
+            RegistrationLimit::Title => "title",
+            _ => "description",
+        };
+        if text.len() as u64 > self.limits.max(limit) {
+            return Err(self.over(
+                format!("tool {tool}: the {noun}"),
+                limit,
+                text.len() as u64,
+                false,
+            ));
+        }
+        self.spend(text.len())
+    }
+
+    /// Checks a schema's size and adds it to the total.
+    fn schema(
+        &mut self,
+        tool: &ToolName,
+        which: &str,
+        schema: &serde_json::Value,
+    ) -> Result<(), RegistryError> {
+        let max = self.limits.schema_bytes;
+        let size = crate::tool::compact_json_len(schema, max);
+        if size > max {
+            return Err(self.over(
+                format!("tool {tool}: the {which} schema"),
+                RegistrationLimit::Schema,
+                size as u64,
+                true,
+            ));
+        }
+        self.spend(size)
+    }
+
+    /// The error for a schema that did not compile or is over its cost.
+    fn schema_refused(
+        &self,
+        tool: &ToolName,
+        which: &'static str,
+        error: SchemaError,
+    ) -> RegistryError {
+        match error {
+            SchemaError::TooCostly { cost, reason, .. } => self.over(
+                format!("tool {tool}: the {which} schema's evaluation cost ({reason})"),
+                RegistrationLimit::SchemaCost,
+                cost,
+                true,
+            ),
+            other => RegistryError::InvalidSchema {
+                name: tool.full.clone(),
+                which,
+                // The reason may quote the schema, which the source chose.
+                reason: crate::display::one_line(&other.to_string()).into_owned(),
+            },
+        }
     }
 }
 

@@ -35,6 +35,8 @@ impl Annotations {
 pub struct ToolDefinition {
     /// The tool's name within its server (the last part of the registry name).
     pub name: String,
+    /// A short human-readable name, if the source gives one (MCP tools may).
+    pub title: Option<String>,
     /// What the tool does, for the model.
     pub description: String,
     /// The JSON Schema its arguments must satisfy.
@@ -164,16 +166,38 @@ pub enum CallError {
     /// JSON, or data that does not match the tool's output schema.
     #[error("the tool returned malformed output: {0}")]
     InvalidOutput(String),
-    /// The result (or error message) is larger than the plugin may return;
-    /// none of it is shown.
+    /// The result (or error message) is larger than the tool may return,
+    /// counting each part's framing; none of it is shown.
     #[error(
-        "the result is {size} bytes, more than the {limit} bytes this tool may return; \
-         ask for less (a narrower path or query, a smaller limit)"
+        "the result is more than {limit} bytes (counting {PART_FRAMING_BYTES} bytes of framing \
+         per part), the most this tool may return; ask for less (a narrower path or query, \
+         a smaller limit)"
     )]
     TooLarge {
-        /// The result's size in bytes.
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The result has more parts than the tool may return; none is shown.
+    #[error(
+        "the result has {parts} parts, more than the {limit} this tool may return; \
+         ask for less"
+    )]
+    TooManyParts {
+        /// How many parts the tool returned.
+        parts: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The arguments are larger than the tool accepts (or than its schema
+    /// can be checked against within the validation budget); nothing ran.
+    #[error(
+        "the arguments are {size} bytes, more than the {limit} bytes this tool accepts; \
+         send less (split the work into several calls)"
+    )]
+    ArgumentsTooLarge {
+        /// The arguments' size (compact JSON), or at least this much.
         size: usize,
-        /// The plugin's limit in bytes.
+        /// The most this tool accepts.
         limit: usize,
     },
     /// The tool could not be started (for example, too many calls at once).
@@ -186,8 +210,8 @@ pub enum CallError {
 
 impl CallError {
     /// The stable error code: `unknown_tool`, `invalid_arguments`, `denied`,
-    /// `timeout`, `memory_limit`, `trapped`, `invalid_output`, `too_large`,
-    /// `unavailable` or `failed`.
+    /// `timeout`, `memory_limit`, `trapped`, `invalid_output`, `too_large`
+    /// (a result, or the arguments), `unavailable` or `failed`.
     pub fn code(&self) -> &'static str {
         match self {
             CallError::UnknownTool { .. } => "unknown_tool",
@@ -199,7 +223,9 @@ impl CallError {
             CallError::MemoryLimit { .. } => "memory_limit",
             CallError::Trapped(_) => "trapped",
             CallError::InvalidOutput(_) => "invalid_output",
-            CallError::TooLarge { .. } => "too_large",
+            CallError::TooLarge { .. }
+            | CallError::TooManyParts { .. }
+            | CallError::ArgumentsTooLarge { .. } => "too_large",
             CallError::Unavailable(_) => "unavailable",
             CallError::Failed(_) => "failed",
         }
@@ -210,6 +236,100 @@ impl CallError {
     /// refusals and crashes are not.
     pub fn is_transient(&self) -> bool {
         matches!(self, CallError::Timeout { .. } | CallError::Unavailable(_))
+    }
+}
+
+/// The length of `value` as compact JSON, counted without building the
+/// text, and counted only up to a little past `stop_after` (so measuring a
+/// huge value costs no more than measuring one just over the limit).
+pub fn compact_json_len(value: &serde_json::Value, stop_after: usize) -> usize {
+    struct Counter {
+        count: usize,
+        stop_after: usize,
+    }
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.count = self.count.saturating_add(buf.len());
+            if self.count > self.stop_after {
+                return Err(std::io::Error::other("over the limit"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter {
+        count: 0,
+        stop_after,
+    };
+    // The only error is the counter's own stop.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.count
+}
+
+/// The bytes each content part costs beyond its body and media type: the
+/// opening and closing tags a render wraps it in (two 32-digit nonces, the
+/// index and the attribute syntax), rounded up. Counting it makes a result of
+/// many empty parts cost what rendering it really costs.
+pub const PART_FRAMING_BYTES: usize = 128;
+
+/// What one result may cost, spent part by part as the result is read, so
+/// that a source can stop reading (and copying) the moment a result is over
+/// its limits. Shared by every kind of source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResultBudget {
+    max_bytes: usize,
+    max_parts: usize,
+    spent: usize,
+}
+
+impl ResultBudget {
+    /// A budget of `max_bytes` (bodies, media types and framing) and
+    /// `max_parts` parts.
+    pub fn new(max_bytes: usize, max_parts: usize) -> Self {
+        ResultBudget {
+            max_bytes,
+            max_parts,
+            spent: 0,
+        }
+    }
+
+    /// Refuses a result of `parts` parts before any of it is read.
+    pub fn admit_parts(&self, parts: usize) -> Result<(), CallError> {
+        if parts > self.max_parts {
+            return Err(CallError::TooManyParts {
+                parts,
+                limit: self.max_parts,
+            });
+        }
+        Ok(())
+    }
+
+    /// Spends one part's framing and `bytes` of its body and media type.
+    pub fn admit_part(&mut self, bytes: usize) -> Result<(), CallError> {
+        self.admit(bytes.saturating_add(PART_FRAMING_BYTES))
+    }
+
+    /// Spends `bytes` (an error message, say).
+    pub fn admit(&mut self, bytes: usize) -> Result<(), CallError> {
+        self.spent = self.spent.saturating_add(bytes);
+        if self.spent > self.max_bytes {
+            return Err(CallError::TooLarge {
+                limit: self.max_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    /// What has been spent so far.
+    pub fn spent(&self) -> usize {
+        self.spent
+    }
+
+    /// The most bytes the result may cost.
+    pub fn limit(&self) -> usize {
+        self.max_bytes
     }
 }
 
@@ -238,6 +358,35 @@ mod tests {
             ..Annotations::default()
         };
         assert!(read_only.retry_safe());
+    }
+
+    #[test]
+    fn a_budget_counts_framing_and_parts() {
+        let mut budget = ResultBudget::new(1000, 3);
+        assert!(budget.admit_parts(3).is_ok());
+        assert_eq!(
+            budget.admit_parts(4).unwrap_err().code(),
+            "too_large",
+            "more parts than allowed"
+        );
+        // Empty parts still cost their framing: seven of them exceed 1000.
+        for _ in 0..7 {
+            budget.admit_part(0).unwrap();
+        }
+        assert_eq!(budget.spent(), 7 * PART_FRAMING_BYTES);
+        assert!(matches!(
+            budget.admit_part(0),
+            Err(CallError::TooLarge { limit: 1000 })
+        ));
+    }
+
+    #[test]
+    fn compact_length_stops_past_the_limit() {
+        let value = serde_json::json!({"a": [1, 2, "xyz"]});
+        assert_eq!(compact_json_len(&value, 1000), value.to_string().len());
+        let big = serde_json::json!(vec![1; 1 << 20]);
+        let counted = compact_json_len(&big, 10);
+        assert!(counted > 10 && counted < 100, "{counted}");
     }
 
     #[test]

@@ -7,8 +7,10 @@ mod common;
 
 mod cache;
 mod fs_tools;
+mod hardening;
 mod hello;
 mod isolation;
+mod limits_props;
 mod load_errors;
 mod registration;
 mod render;

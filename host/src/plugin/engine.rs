@@ -1,9 +1,12 @@
 //! The wasmtime engine shared by every plugin: configuration, the linker
 //! with WASI preview 2, and the epoch ticker that enforces call deadlines.
 //!
-//! Invariant: one engine per host. Compiled components, instance pools and
-//! the epoch clock all belong to it, and the ticker thread stops when the
-//! last handle to the engine is dropped.
+//! Invariant: one engine per host. Compiled components, instance pools,
+//! the epoch clock and the threads that run plugins' blocking host calls all
+//! belong to it. The ticker thread stops when the last handle to the engine
+//! is dropped, and dropping the engine never waits for a blocked host call:
+//! those run on the engine's own runtime (not the embedder's), which is shut
+//! down in the background.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,6 +16,7 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use super::cache::{CompileCache, CompileOrigin};
+use super::handles::{self, Stalled};
 use super::sandbox::CallState;
 
 /// How often the epoch advances. A running guest is checked (and yields to
@@ -33,6 +37,15 @@ pub const KEEP_RESIDENT_BYTES: usize = 2 << 20;
 /// How much of each table slot stays resident between calls.
 pub const KEEP_RESIDENT_TABLE_BYTES: usize = 64 << 10;
 
+/// The most threads that run plugins' blocking host calls (file system
+/// operations) at once, across all plugins. More calls queue for a thread.
+pub const MAX_BLOCKING_THREADS: usize = 64;
+
+/// How many calls abandoned at their deadline may still hold a blocking
+/// thread before the engine refuses new calls (`unavailable`), so that the
+/// stuck ones cannot take every thread.
+pub const MAX_STALLED_CALLS: usize = MAX_BLOCKING_THREADS / 2;
+
 /// A shareable handle to the engine, its linker and its epoch ticker.
 #[derive(Clone)]
 pub struct PluginEngine {
@@ -44,11 +57,20 @@ struct Inner {
     linker: Linker<CallState>,
     ticker_stop: Arc<AtomicBool>,
     cache: Option<CompileCache>,
+    /// Where plugins' blocking host calls run. `None` only while dropping.
+    io: Option<tokio::runtime::Runtime>,
+    io_handle: tokio::runtime::Handle,
+    stalled: Stalled,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
         self.ticker_stop.store(true, Ordering::Relaxed);
+        if let Some(io) = self.io.take() {
+            // Never wait for a host call that is blocked for good; this is
+            // also the only way to drop a runtime from async code.
+            io.shutdown_background();
+        }
     }
 }
 
@@ -92,6 +114,19 @@ impl PluginEngine {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
 
+        handles::limit_opens(&mut linker)?;
+
+        let io = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .max_blocking_threads(MAX_BLOCKING_THREADS)
+            .thread_name("tiny-harness-io")
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                wasmtime::Error::msg(format!("cannot start the plugin I/O runtime: {e}"))
+            })?;
+        let io_handle = io.handle().clone();
+
         let ticker_stop = Arc::new(AtomicBool::new(false));
         spawn_ticker(engine.weak(), ticker_stop.clone()).map_err(|e| {
             // Without a ticker deadlines would never fire: refuse to run.
@@ -103,6 +138,9 @@ impl PluginEngine {
                 linker,
                 ticker_stop,
                 cache,
+                io: Some(io),
+                io_handle,
+                stalled: Stalled::default(),
             }),
         })
     }
@@ -115,6 +153,23 @@ impl PluginEngine {
     /// The linker every plugin is instantiated through.
     pub fn linker(&self) -> &Linker<CallState> {
         &self.inner.linker
+    }
+
+    /// How many calls were stopped at their deadline while a host call of
+    /// theirs blocked, and still have that host call running on one of the
+    /// engine's [`MAX_BLOCKING_THREADS`]. Past [`MAX_STALLED_CALLS`] new calls
+    /// are refused as `unavailable` until some return.
+    pub fn stalled_calls(&self) -> usize {
+        self.inner.stalled.count()
+    }
+
+    pub(crate) fn stalled(&self) -> &Stalled {
+        &self.inner.stalled
+    }
+
+    /// The runtime plugins' host calls run in (see [`InEngine`]).
+    pub(crate) fn io(&self) -> &tokio::runtime::Handle {
+        &self.inner.io_handle
     }
 
     /// The compile cache, if the engine has one.
@@ -152,4 +207,34 @@ fn spawn_ticker(engine: wasmtime::EngineWeak, stop: Arc<AtomicBool>) -> std::io:
             }
         })
         .map(drop)
+}
+
+/// A future polled inside the engine's runtime context, so that whatever it
+/// spawns (wasmtime-wasi's blocking file operations, its timers) lands on the
+/// engine's threads rather than the embedder's, wherever it is awaited.
+pub(crate) struct InEngine<F> {
+    handle: tokio::runtime::Handle,
+    inner: std::pin::Pin<Box<F>>,
+}
+
+impl<F: std::future::Future> InEngine<F> {
+    pub(crate) fn new(engine: &PluginEngine, inner: F) -> Self {
+        InEngine {
+            handle: engine.io().clone(),
+            inner: Box::pin(inner),
+        }
+    }
+}
+
+impl<F: std::future::Future> std::future::Future for InEngine<F> {
+    type Output = F::Output;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let this = self.get_mut();
+        let _context = this.handle.enter();
+        this.inner.as_mut().poll(cx)
+    }
 }

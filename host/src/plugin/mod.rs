@@ -16,6 +16,8 @@
 pub mod bindings;
 pub mod cache;
 pub mod engine;
+pub mod handles;
+mod lift;
 pub mod sandbox;
 
 use std::path::{Path, PathBuf};
@@ -28,8 +30,9 @@ pub use cache::{CompileCache, CompileOrigin};
 pub use engine::PluginEngine;
 pub use sandbox::{CallState, DirGrant, DirMode, Grants, Limits};
 
+use crate::display;
 use crate::registry::PendingTool;
-use crate::tool::{Annotations, CallError, ContentPart, ToolDefinition, ToolResult};
+use crate::tool::{CallError, ResultBudget, ToolResult};
 use bindings::PluginPre;
 
 /// The WIT world a plugin must export, as reported in errors.
@@ -75,15 +78,16 @@ impl PluginSpec {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoadError {
-    /// The component file cannot be read.
-    #[error("plugin {plugin}: cannot read {}: {source}", .path.display())]
+    /// The component file cannot be read, or is not a regular file of at
+    /// most [`MAX_COMPONENT_BYTES`](crate::file::MAX_COMPONENT_BYTES).
+    #[error("plugin {plugin}: {source}")]
     Read {
         /// The plugin's name.
         plugin: String,
         /// The file.
         path: PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// Why (it displays as `cannot read PATH: REASON`).
+        source: crate::file::FileError,
     },
     /// The file's sha256 differs from the pinned one.
     #[error("plugin {plugin}: sha256 mismatch for {}: the config pins {expected} but the file is {actual}; rebuild the right file or update the pin", .path.display())]
@@ -125,6 +129,14 @@ pub enum LoadError {
         plugin: String,
         /// The plugin's message, or how it failed.
         reason: String,
+    },
+    /// `register` returned more than the plugin's limits allow.
+    #[error("plugin {plugin}: {source}")]
+    OverLimit {
+        /// The plugin's name.
+        plugin: String,
+        /// The limit and by how much.
+        source: crate::registry::RegistryError,
     },
     /// `register` returned something the host refuses.
     #[error("plugin {plugin}: invalid registration: {reason}")]
@@ -173,7 +185,12 @@ impl Plugin {
         spec: PluginSpec,
     ) -> Result<(Plugin, Vec<PendingTool>), LoadError> {
         let name = spec.name.clone();
-        let bytes = std::fs::read(&spec.wasm).map_err(|source| LoadError::Read {
+        let bytes = crate::file::read_regular(
+            &spec.wasm,
+            "plugin component",
+            crate::file::MAX_COMPONENT_BYTES,
+        )
+        .map_err(|source| LoadError::Read {
             plugin: name.clone(),
             path: spec.wasm.clone(),
             source,
@@ -220,13 +237,7 @@ impl Plugin {
             sha256: actual,
             origin,
         };
-        let registration = plugin.run_register().await?;
-        let tools = convert_registration(registration).map_err(|reason| {
-            LoadError::InvalidRegistration {
-                plugin: name,
-                reason,
-            }
-        })?;
+        let tools = plugin.run_register().await?;
         Ok((plugin, tools))
     }
 
@@ -256,6 +267,11 @@ impl Plugin {
         self.origin
     }
 
+    /// The engine it runs in.
+    pub fn engine(&self) -> &PluginEngine {
+        &self.engine
+    }
+
     /// What the plugin may touch.
     pub fn grants(&self) -> &Grants {
         &self.grants
@@ -266,59 +282,113 @@ impl Plugin {
         &self.limits
     }
 
-    async fn run_register(&self) -> Result<bindings::Registration, LoadError> {
-        let register_error = |reason: String| LoadError::Register {
-            plugin: self.name.clone(),
-            reason,
-        };
+    async fn run_register(&self) -> Result<Vec<PendingTool>, LoadError> {
+        let plugin = || self.name.clone();
+        let deadline = Instant::now() + self.limits.timeout;
         let outcome = self
-            .run(async |plugin, store| plugin.call_register(store, &self.config_json).await)
+            .run(deadline, true, async |plugin, store| {
+                plugin.call_register(store, &self.config_json).await
+            })
             .await
-            .map_err(|e| register_error(e.to_string()))?;
-        outcome.map_err(register_error)
+            .map_err(|e| match e {
+                // wasmtime refused to copy that much (see `lift::fuel`).
+                CallError::TooLarge { .. } => LoadError::OverLimit {
+                    plugin: plugin(),
+                    source: self.limits.registration.refusal(
+                        &self.name,
+                        "the registration",
+                        crate::registry::RegistrationLimit::Total,
+                        self.limits.registration.total_bytes as u64 + 1,
+                        true,
+                    ),
+                },
+                // "the tool crashed" would name the wrong thing here.
+                CallError::Trapped(reason) => LoadError::Register {
+                    plugin: plugin(),
+                    reason,
+                },
+                other => LoadError::Register {
+                    plugin: plugin(),
+                    reason: other.to_string(),
+                },
+            })?;
+        lift::registration(outcome, &self.name, &self.limits.registration).map_err(|refused| {
+            match refused {
+                lift::RegistrationRefused::Plugin(reason) => LoadError::Register {
+                    plugin: plugin(),
+                    reason,
+                },
+                lift::RegistrationRefused::Limit(source) => LoadError::OverLimit {
+                    plugin: plugin(),
+                    source,
+                },
+                lift::RegistrationRefused::Invalid(reason) => LoadError::InvalidRegistration {
+                    plugin: plugin(),
+                    reason: display::one_line(&reason).into_owned(),
+                },
+            }
+        })
     }
 
-    /// Runs one tool of this plugin in a fresh instance. `arguments` must
-    /// already be validated against the tool's input schema.
+    /// Runs one tool of this plugin in a fresh instance, with the plugin's
+    /// time limit from now. `arguments` must already be validated against
+    /// the tool's input schema.
     pub async fn call(
         &self,
         server: &str,
         tool: &str,
         arguments: &serde_json::Value,
     ) -> Result<ToolResult, CallError> {
+        let deadline = Instant::now() + self.limits.timeout;
+        self.call_until(server, tool, arguments, deadline).await
+    }
+
+    /// As [`Plugin::call`], stopping the call at `deadline` (which the
+    /// invoker sets before validation, so that the time limit covers it).
+    pub async fn call_until(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+        deadline: Instant,
+    ) -> Result<ToolResult, CallError> {
         let arguments = arguments.to_string();
+        let budget = ResultBudget::new(self.limits.result_bytes, self.limits.result_parts);
         let outcome = self
-            .run(async |plugin, store| {
+            .run(deadline, false, async |plugin, store| {
                 plugin
                     .call_call(store, &self.config_json, server, tool, &arguments)
                     .await
             })
             .await?;
-        let size = outcome_size(&outcome);
-        if size > self.limits.result_bytes {
-            return Err(CallError::TooLarge {
-                size,
-                limit: self.limits.result_bytes,
-            });
-        }
-        match outcome {
-            Ok(result) => convert_result(result),
-            Err(error) => Err(convert_call_error(error)),
-        }
+        lift::call_outcome(outcome, budget)
     }
 
-    /// Instantiates the plugin in a fresh store and runs `f` under the
-    /// plugin's limits, classifying every way it can fail.
+    /// Instantiates the plugin in a fresh store and runs `f` until
+    /// `deadline`, classifying every way it can fail. Runs inside the
+    /// engine's runtime (see [`engine::InEngine`]).
     async fn run<R>(
         &self,
+        deadline: Instant,
+        registering: bool,
         f: impl AsyncFnOnce(&bindings::Plugin, &mut Store<CallState>) -> wasmtime::Result<R>,
     ) -> Result<R, CallError> {
+        let stalled = self.engine.stalled_calls();
+        if stalled >= engine::MAX_STALLED_CALLS {
+            return Err(CallError::Unavailable(format!(
+                "{stalled} earlier calls are still blocked in host calls (a FIFO or an \
+                 unresponsive file system in a granted directory?); try again later"
+            )));
+        }
+        let limit = self.limits.timeout;
+        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+            return Err(CallError::Timeout { limit });
+        };
         let state = CallState::new(&self.grants, &self.limits)
             .map_err(|e| CallError::Unavailable(e.to_string()))?;
         let mut store = Store::new(self.engine.engine(), state);
         store.limiter(|state| &mut state.cap);
-        let limit = self.limits.timeout;
-        let deadline = Instant::now() + limit;
+        store.set_hostcall_fuel(lift::fuel(&self.limits, registering));
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(move |_| {
             if Instant::now() >= deadline {
@@ -330,19 +400,30 @@ impl Plugin {
             }
         });
 
-        let work = async {
-            let instance = self.pre.instantiate_async(&mut store).await;
-            match instance {
-                Ok(instance) => Ok(f(&instance, &mut store).await),
-                Err(e) => Err(e),
-            }
-        };
-        // The epoch deadline stops a guest that is running; this stops one
-        // that is blocked in a host call (a slow read, say). The grace lets
-        // the epoch fire first, so that it names the cause.
+        // The epoch deadline stops a guest that is running; the timeout
+        // stops one that is blocked in a host call (a slow read, say). The
+        // grace lets the epoch fire first, so that it names the cause.
         let grace = engine::EPOCH_TICK * 5;
-        let outcome = match tokio::time::timeout(limit + grace, work).await {
-            Err(_) => return Err(CallError::Timeout { limit }),
+        let outcome = engine::InEngine::new(&self.engine, async {
+            let work = async {
+                let instance = self.pre.instantiate_async(&mut store).await;
+                match instance {
+                    Ok(instance) => Ok(f(&instance, &mut store).await),
+                    Err(e) => Err(e),
+                }
+            };
+            tokio::time::timeout(left + grace, work).await
+        })
+        .await;
+        let outcome = match outcome {
+            Err(_) => {
+                // The guest is blocked in a host call that runs on: note its
+                // descriptors, so that the engine can tell while it does.
+                let abandoned = handles::Abandoned::of(store.data_mut().table());
+                drop(store);
+                self.engine.stalled().record(abandoned);
+                return Err(CallError::Timeout { limit });
+            }
             Ok(Err(instantiate_error)) => {
                 return Err(self.classify(&store, instantiate_error, true));
             }
@@ -362,13 +443,24 @@ impl Plugin {
                 limit_bytes: self.limits.memory_bytes,
             };
         }
+        if lift::is_out_of_fuel(&error) {
+            return CallError::TooLarge {
+                limit: self.limits.result_bytes,
+            };
+        }
+        if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
+            return CallError::Trapped(format!(
+                "the plugin called exit with status {} instead of returning",
+                exit.0
+            ));
+        }
         if let Some(trap) = error.downcast_ref::<Trap>() {
             if *trap == Trap::Interrupt {
                 return CallError::Timeout {
                     limit: self.limits.timeout,
                 };
             }
-            let stderr = one_line(&store.data().stderr_tail(2048));
+            let stderr = stderr_line(&store.data().stderr_tail(2048));
             let mut message = trap.to_string();
             if !stderr.is_empty() {
                 message.push_str(": ");
@@ -388,24 +480,30 @@ impl Plugin {
 }
 
 /// A guest's stderr as one line: lines joined by spaces, without Rust's
-/// "run with RUST_BACKTRACE" hint (the guest has no way to act on it).
-fn one_line(stderr: &str) -> String {
-    stderr
+/// "run with RUST_BACKTRACE" hint (the guest has no way to act on it), and
+/// every control character made visible.
+fn stderr_line(stderr: &str) -> String {
+    let joined = stderr
         .lines()
         .map(str::trim)
         .filter(|line| !line.is_empty() && !line.starts_with("note: run with `RUST_BACKTRACE"))
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    display::one_line(&joined).into_owned()
 }
 
-/// The error and its causes on one line.
+/// The error and its causes on one line, without the WebAssembly backtrace
+/// wasmtime attaches (many lines of guest frames, of no use to a model).
 fn error_chain(error: &wasmtime::Error) -> String {
-    let mut out = error.to_string();
-    for cause in error.chain().skip(1) {
-        out.push_str(": ");
-        out.push_str(&cause.to_string());
-    }
-    out
+    // wasmtime attaches the backtrace as context (see its `trap.rs`), so it
+    // is a link of the chain whose text starts with this.
+    const BACKTRACE: &str = "error while executing at wasm backtrace:";
+    let links: Vec<String> = error
+        .chain()
+        .map(|cause| cause.to_string())
+        .filter(|text| !text.starts_with(BACKTRACE))
+        .collect();
+    display::one_line(&links.join(": ")).into_owned()
 }
 
 /// Tells a component from a core module or a file that is not WebAssembly.
@@ -426,116 +524,13 @@ fn check_component_header(bytes: &[u8]) -> Result<(), String> {
     }
 }
 
-fn convert_registration(reg: bindings::Registration) -> Result<Vec<PendingTool>, String> {
-    if let Some(source) = reg.mcp_sources.first() {
-        return Err(format!(
-            "it declares MCP source {:?}, and this host does not support MCP sources yet",
-            source.name
-        ));
-    }
-    let mut tools = Vec::new();
-    for server in reg.servers {
-        for tool in server.tools {
-            let input_schema = parse_schema(&tool.input_schema).map_err(|e| {
-                format!(
-                    "tool {:?} has an input schema that is not JSON: {e}",
-                    tool.name
-                )
-            })?;
-            let output_schema = tool
-                .output_schema
-                .as_deref()
-                .map(parse_schema)
-                .transpose()
-                .map_err(|e| {
-                    format!(
-                        "tool {:?} has an output schema that is not JSON: {e}",
-                        tool.name
-                    )
-                })?;
-            let a = tool.annotations;
-            tools.push(PendingTool {
-                server: server.name.clone(),
-                definition: ToolDefinition {
-                    name: tool.name,
-                    description: tool.description,
-                    input_schema,
-                    output_schema,
-                    annotations: Annotations {
-                        read_only: a.read_only,
-                        idempotent: a.idempotent,
-                        destructive: a.destructive,
-                        open_world: a.open_world,
-                    },
-                },
-            });
-        }
-    }
-    Ok(tools)
-}
-
-fn parse_schema(text: &str) -> Result<serde_json::Value, serde_json::Error> {
-    serde_json::from_str(text)
-}
-
-/// The bytes a call's outcome would put before the model: every part's
-/// text, JSON and media type, or the error's message.
-fn outcome_size(outcome: &Result<bindings::CallResult, bindings::CallError>) -> usize {
-    match outcome {
-        Ok(result) => result
-            .content
-            .iter()
-            .map(|part| match part {
-                bindings::ContentPart::Text(text) => text.len(),
-                bindings::ContentPart::Json(json) => json.media_type.len() + json.data.len(),
-            })
-            .fold(0, usize::saturating_add),
-        Err(
-            bindings::CallError::UnknownTool(m)
-            | bindings::CallError::InvalidArguments(m)
-            | bindings::CallError::Denied(m)
-            | bindings::CallError::Failed(m),
-        ) => m.len(),
-    }
-}
-
-fn convert_result(result: bindings::CallResult) -> Result<ToolResult, CallError> {
-    let content = result
-        .content
-        .into_iter()
-        .enumerate()
-        .map(|(index, part)| match part {
-            bindings::ContentPart::Text(text) => Ok(ContentPart::Text { text }),
-            bindings::ContentPart::Json(json) => serde_json::from_str(&json.data)
-                .map(|data| ContentPart::Json {
-                    media_type: json.media_type,
-                    data,
-                })
-                .map_err(|e| {
-                    CallError::InvalidOutput(format!("part {} is not valid JSON: {e}", index + 1))
-                }),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(ToolResult {
-        content,
-        is_error: result.is_error,
-    })
-}
-
-fn convert_call_error(error: bindings::CallError) -> CallError {
-    match error {
-        bindings::CallError::UnknownTool(m) => {
-            CallError::Failed(format!("the plugin does not recognise this tool: {m}"))
-        }
-        bindings::CallError::InvalidArguments(m) => CallError::RejectedArguments(m),
-        bindings::CallError::Denied(m) => CallError::Denied(m),
-        bindings::CallError::Failed(m) => CallError::Failed(m),
-    }
-}
-
-/// The sha256 of a file, as 64 hex digits (for writing pins).
-pub fn file_sha256(path: &Path) -> std::io::Result<String> {
-    Ok(hex::encode(Sha256::digest(std::fs::read(path)?)))
+/// The sha256 of a plugin component file, as 64 hex digits (for writing
+/// pins). Reads it as [`Plugin::load`] does: only a regular file of at most
+/// [`MAX_COMPONENT_BYTES`](crate::file::MAX_COMPONENT_BYTES).
+pub fn file_sha256(path: &Path) -> Result<String, crate::file::FileError> {
+    let bytes =
+        crate::file::read_regular(path, "plugin component", crate::file::MAX_COMPONENT_BYTES)?;
+    Ok(hex::encode(Sha256::digest(bytes)))
 }
 
 #[cfg(test)]

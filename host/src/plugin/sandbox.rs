@@ -14,6 +14,8 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
+use crate::registry::RegistrationLimits;
+
 /// How much of the guest's standard error is kept to explain a trap.
 pub const STDERR_CAPTURE_BYTES: usize = 16 * 1024;
 
@@ -67,8 +69,24 @@ pub struct Limits {
     /// The most bytes one call may return: the text and JSON of all its
     /// parts together, or the message of its error. A larger result
     /// reaches the model as a `too_large` error, so a tool cannot flood the
-    /// model's context.
+    /// model's context. Each part also costs
+    /// [`PART_FRAMING_BYTES`](crate::tool::PART_FRAMING_BYTES) of framing.
     pub result_bytes: usize,
+    /// The most content parts one result may have. Parts are counted before
+    /// any is read; a result of a million empty parts costs the host
+    /// seconds and a gigabyte to render, a real tool a handful.
+    pub result_parts: usize,
+    /// The most host handles (open files and directories, streams) one call
+    /// may hold at once. Past it, opening a file fails inside the guest with
+    /// an ordinary I/O error (see [`super::handles`]); without it one call
+    /// could hold every descriptor the host process may open.
+    pub open_files: usize,
+    /// The largest arguments (compact JSON) a call may pass. They come from
+    /// a model, and validating and copying them costs the host in
+    /// proportion.
+    pub arguments_bytes: usize,
+    /// What the plugin may register.
+    pub registration: RegistrationLimits,
 }
 
 impl Limits {
@@ -78,6 +96,12 @@ impl Limits {
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
     /// 1 MiB.
     pub const DEFAULT_RESULT_BYTES: usize = 1 << 20;
+    /// 1024 parts.
+    pub const DEFAULT_RESULT_PARTS: usize = 1024;
+    /// 256 handles.
+    pub const DEFAULT_OPEN_FILES: usize = 256;
+    /// 1 MiB.
+    pub const DEFAULT_ARGUMENTS_BYTES: usize = 1 << 20;
 }
 
 impl Default for Limits {
@@ -86,6 +110,10 @@ impl Default for Limits {
             memory_bytes: Self::DEFAULT_MEMORY_BYTES,
             timeout: Self::DEFAULT_TIMEOUT,
             result_bytes: Self::DEFAULT_RESULT_BYTES,
+            result_parts: Self::DEFAULT_RESULT_PARTS,
+            open_files: Self::DEFAULT_OPEN_FILES,
+            arguments_bytes: Self::DEFAULT_ARGUMENTS_BYTES,
+            registration: RegistrationLimits::default(),
         }
     }
 }
@@ -175,6 +203,8 @@ pub struct CallState {
     table: ResourceTable,
     pub(crate) cap: MemoryCap,
     stderr: MemoryOutputPipe,
+    /// The most handles the call may open (see [`super::handles`]).
+    pub(crate) open_files: usize,
 }
 
 impl CallState {
@@ -208,12 +238,20 @@ impl CallState {
                     ))
                 })?;
         }
+        let mut table = ResourceTable::new();
+        super::handles::cap_table(&mut table, limits.open_files);
         Ok(CallState {
             wasi: builder.build(),
-            table: ResourceTable::new(),
+            table,
             cap: MemoryCap::new(limits.memory_bytes),
             stderr,
+            open_files: limits.open_files,
         })
+    }
+
+    /// The call's resource table: every host handle it holds.
+    pub(crate) fn table(&mut self) -> &mut ResourceTable {
+        &mut self.table
     }
 
     /// The tail of what the guest wrote to standard error (lossy UTF-8).

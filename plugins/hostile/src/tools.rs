@@ -75,6 +75,23 @@ struct Connect {
     addr: String,
 }
 
+/// Arguments of `parts` and `aliased_parts`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Parts {
+    count: usize,
+    #[serde(default)]
+    kib: usize,
+}
+
+/// Arguments of `open_many`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OpenMany {
+    path: String,
+    count: usize,
+}
+
 /// Behaviour hints of a tool that only reads.
 const READ_ONLY: Annotations = Annotations {
     read_only: true,
@@ -220,6 +237,33 @@ pub fn definitions() -> Vec<ToolDefinition> {
             }),
             READ_ONLY,
         ),
+        tool(
+            "fail_with",
+            "Fails with a call error carrying the message.",
+            json!({"message": {"type": "string", "description": "The error message."}}),
+            NO_PROMISES,
+        ),
+        tool(
+            "parts",
+            "Returns the given number of empty text parts.",
+            json!({"count": {"type": "integer", "minimum": 0}}),
+            READ_ONLY,
+        ),
+        tool(
+            "aliased_parts",
+            "Returns count text parts of kib KiB that all point at one buffer in \
+             the plugin's memory.",
+            json!({"count": {"type": "integer", "minimum": 0},
+                   "kib": {"type": "integer", "minimum": 1}}),
+            READ_ONLY,
+        ),
+        tool(
+            "open_many",
+            "Opens the file count times and keeps every handle open; returns how \
+             many opened and the first error.",
+            json!({"path": {"type": "string"}, "count": {"type": "integer", "minimum": 0}}),
+            READ_ONLY,
+        ),
         ToolDefinition {
             output_schema: Some(STRUCTURED_OUTPUT.into()),
             ..tool(
@@ -338,6 +382,37 @@ pub fn call(tool: &str, arguments: &str) -> Result<CallResult, CallError> {
                 text(body)
             }
         }
+        "fail_with" => Err(CallError::Failed(args::<Message>(arguments)?.message)),
+        "parts" => {
+            let Parts { count, .. } = args(arguments)?;
+            ok((0..count)
+                .map(|_| ContentPart::Text(String::new()))
+                .collect())
+        }
+        "aliased_parts" => {
+            let Parts { count, kib } = args(arguments)?;
+            ok(aliased(count, kib * 1024)
+                .into_iter()
+                .map(ContentPart::Text)
+                .collect())
+        }
+        "open_many" => {
+            let OpenMany { path, count } = args(arguments)?;
+            let mut files = Vec::new();
+            let mut error = None;
+            for _ in 0..count {
+                match std::fs::File::open(&path) {
+                    Ok(file) => files.push(file),
+                    Err(err) => {
+                        error = Some(err.to_string());
+                        break;
+                    }
+                }
+            }
+            ok(vec![json_part(
+                json!({"opened": files.len(), "error": error}).to_string(),
+            )])
+        }
         "structured" => {
             let Structured { parts, is_error } = args(arguments)?;
             let content = parts
@@ -386,4 +461,22 @@ fn alloc(mib: u32) -> Result<CallResult, CallError> {
     }
     black_box(&chunks);
     text(format!("allocated {mib} MiB"))
+}
+
+/// `count` strings of `len` bytes that all share one heap buffer.
+///
+/// Deliberately unsound: the strings alias each other and nothing may drop
+/// them. The host only reads them when it lifts the result (each one looks
+/// like its own string to the canonical ABI), so a host that copies every
+/// string would allocate `count * len` bytes for `len` bytes of plugin
+/// memory. The instance is discarded after the call, so the buffer's double
+/// ownership never matters to the plugin itself.
+pub fn aliased(count: usize, len: usize) -> Vec<String> {
+    let buffer: Box<[u8]> = vec![b'a'; len].into_boxed_slice();
+    let ptr = Box::into_raw(buffer).cast::<u8>();
+    (0..count)
+        // SAFETY: `ptr` points at `len` initialised ASCII bytes allocated
+        // with capacity `len`; see above for why the aliasing is intended.
+        .map(|_| unsafe { String::from_raw_parts(ptr, len, len) })
+        .collect()
 }

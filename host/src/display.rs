@@ -1,0 +1,192 @@
+//! Untrusted text on a terminal: what the command line prints of strings a
+//! plugin chose (error messages from `register` or `call`, tool
+//! descriptions, a trapped plugin's quoted standard error, a rendered
+//! result block).
+//!
+//! A terminal obeys what it is sent: an ANSI escape can recolour, move the
+//! cursor or clear the screen, a carriage return or newline can overwrite a
+//! line or forge a new one ("tiny-harness: error: ..."), and bidi overrides
+//! and zero-width characters can make text read differently from what it
+//! is. Guarantees:
+//!
+//! - [`one_line`] returns text with no control character (C0, DEL, C1) and
+//!   none of the characters that reorder or hide text (U+061C,
+//!   U+200B..U+200F, U+2028, U+2029, U+202A..U+202E, U+2060..U+2069,
+//!   U+FEFF): each is replaced by a visible escape (`\n`, `\r`, `\t`,
+//!   `\x1b`, `\u{9b}`, `\u{202e}`), so the text stays on one line and reads
+//!   as what it is;
+//! - [`block`] does the same but keeps `\n` and `\t`, for multi-line
+//!   output;
+//! - everything else (letters of any script, emoji, the backslash) is kept
+//!   as it is, and text with nothing to escape is returned borrowed, without
+//!   allocating.
+//!
+//! The escapes are for people reading a terminal and are not meant to be
+//! reversible: a literal backslash is not doubled. Machines get the exact
+//! text from `--json`.
+//!
+//! Escaping keeps a rendered block's boundary unforgeable: every escape
+//! starts with a backslash, which no closing tag contains, so any closing
+//! tag in the output was already in the input.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// `text` with every control, bidi and invisible formatting character
+/// escaped, newlines and tabs included: safe to print as (part of) one line.
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    escape(text, false)
+}
+
+/// `text` with every control, bidi and invisible formatting character
+/// escaped except `\n` and `\t`: safe to print as lines of their own.
+pub fn block(text: &str) -> Cow<'_, str> {
+    escape(text, true)
+}
+
+/// Whether `c` reorders or hides text: the Arabic letter mark, zero-width
+/// spaces and joiners, the left-to-right and right-to-left marks, the line
+/// and paragraph separators (which some terminals and viewers break lines
+/// at), the bidi embeddings, overrides and isolates, the word joiner and
+/// invisible operators, and the byte order mark (a zero-width no-break
+/// space).
+fn reorders_or_hides(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{feff}'
+    )
+}
+
+/// Whether `c` is escaped; `keep_layout` keeps `\n` and `\t`.
+fn escaped(c: char, keep_layout: bool) -> bool {
+    if keep_layout && matches!(c, '\n' | '\t') {
+        return false;
+    }
+    // `is_control` is exactly the Cc category: C0, DEL and C1.
+    c.is_control() || reorders_or_hides(c)
+}
+
+fn escape(text: &str, keep_layout: bool) -> Cow<'_, str> {
+    let Some(first) = text.find(|c| escaped(c, keep_layout)) else {
+        return Cow::Borrowed(text);
+    };
+    let mut out = String::with_capacity(text.len() + 16);
+    out.push_str(&text[..first]);
+    for c in text[first..].chars() {
+        if !escaped(c, keep_layout) {
+            out.push(c);
+            continue;
+        }
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_ascii() => {
+                let _ = write!(out, "\\x{:02x}", u32::from(c));
+            }
+            c => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn controls_become_visible_escapes() {
+        assert_eq!(
+            one_line("a\nb\rc\td\u{1b}[2J\u{0}\u{7f}"),
+            "a\\nb\\rc\\td\\x1b[2J\\x00\\x7f"
+        );
+        assert_eq!(
+            one_line("csi \u{9b}31m nel \u{85}"),
+            "csi \\u{9b}31m nel \\u{85}"
+        );
+        assert_eq!(
+            one_line("\u{202e}desrever\u{2066}\u{200b}\u{feff}\u{61c}\u{2028}"),
+            "\\u{202e}desrever\\u{2066}\\u{200b}\\u{feff}\\u{61c}\\u{2028}"
+        );
+    }
+
+    #[test]
+    fn everything_else_is_kept() {
+        let text = "Grüße, 世界 — naïve \\n C:\\path 🦀 \u{a0}\u{200a}";
+        assert!(matches!(one_line(text), Cow::Borrowed(t) if t == text));
+        assert!(matches!(block(text), Cow::Borrowed(t) if t == text));
+    }
+
+    #[test]
+    fn block_keeps_newlines_and_tabs_only() {
+        assert_eq!(
+            block("line 1\n\tline 2\r\nfake\u{1b}[1A\u{202e}"),
+            "line 1\n\tline 2\\r\nfake\\x1b[1A\\u{202e}"
+        );
+        let plain = "a\nb\tc\n";
+        assert!(matches!(block(plain), Cow::Borrowed(t) if t == plain));
+        assert_eq!(one_line(plain), "a\\nb\\tc\\n");
+    }
+
+    /// Characters worth generating: anything, and (more often than chance)
+    /// the controls and formatting characters that must be escaped and
+    /// their neighbours that must not.
+    fn interesting_char() -> impl Strategy<Value = char> {
+        prop_oneof![
+            any::<char>(),
+            proptest::char::range('\0', '\u{a0}'),
+            proptest::char::range('\u{2000}', '\u{2070}'),
+            Just('\u{61c}'),
+            Just('\u{feff}'),
+            Just('\\'),
+        ]
+    }
+
+    fn interesting_text() -> impl Strategy<Value = String> {
+        proptest::collection::vec(interesting_char(), 0..48).prop_map(String::from_iter)
+    }
+
+    proptest! {
+        #[test]
+        fn one_line_output_has_no_control_or_bidi_character(text in interesting_text()) {
+            let out = one_line(&text);
+            prop_assert!(
+                !out.chars().any(|c| c.is_control() || reorders_or_hides(c)),
+                "{out:?}"
+            );
+            // Text with nothing to escape comes back as it was, borrowed.
+            if !text.chars().any(|c| escaped(c, false)) {
+                prop_assert!(matches!(out, Cow::Borrowed(t) if t == text));
+            }
+        }
+
+        #[test]
+        fn block_output_has_only_newlines_and_tabs(text in interesting_text()) {
+            let out = block(&text);
+            prop_assert!(
+                !out.chars().any(|c| escaped(c, true)),
+                "{out:?}"
+            );
+            prop_assert_eq!(out.matches('\n').count(), text.matches('\n').count());
+        }
+
+        #[test]
+        fn printable_ascii_is_borrowed_unchanged(text in "[ -~]{0,64}") {
+            let out = one_line(&text);
+            prop_assert!(
+                matches!(out, Cow::Borrowed(t) if std::ptr::eq(t, text.as_str())),
+                "{out:?}"
+            );
+            prop_assert!(matches!(block(&text), Cow::Borrowed(_)));
+        }
+    }
+}

@@ -1,0 +1,402 @@
+//! Every cost a hostile plugin can impose on the host is bounded: results
+//! (parts, framing, aliased strings), registrations (counts, sizes, schema
+//! bombs), host handles, arguments, blocked host calls, and what reaches a
+//! terminal. Each test shows the bound or the typed refusal, and that the
+//! next call still works.
+
+use std::time::Duration;
+
+use serde_json::json;
+use tiny_harness_host::registry::RegistrationLimit;
+use tiny_harness_host::{
+    CallError, DirGrant, DirMode, HostBuilder, HostError, LoadError, PluginSpec, RegistryError,
+};
+
+use crate::common::{call, error_code, host, hostile, json_of, result_of, text_of};
+
+/// The hostile plugin with room to build big answers.
+fn roomy(mode: &str) -> PluginSpec {
+    let mut spec = hostile(mode);
+    spec.limits.memory_bytes = 512 << 20;
+    spec
+}
+
+/// Asserts that `text` is one line with no raw control character.
+pub fn assert_one_clean_line(text: &str) {
+    assert!(
+        !text.chars().any(|c| c.is_control() || c == '\u{202e}'),
+        "raw control characters in {text:?}"
+    );
+}
+
+/// Loads `spec` alone and returns its load error.
+async fn load_error(spec: PluginSpec) -> HostError {
+    let mut builder = HostBuilder::new().unwrap();
+    let err = builder.load_plugin(spec).await.unwrap_err();
+    assert!(builder.registry().is_empty(), "a refused plugin left tools");
+    assert_one_clean_line(&err.to_string());
+    err
+}
+
+/// The registration limit a load error names, with its message.
+fn over_limit(err: &HostError) -> (RegistrationLimit, String) {
+    let source = match err {
+        HostError::Load(LoadError::OverLimit { source, .. }) => source,
+        HostError::Registry { source, .. } => source,
+        other => panic!("not a registration limit: {other}"),
+    };
+    match source {
+        RegistryError::OverLimit { limit, .. } => (*limit, err.to_string()),
+        other => panic!("not a registration limit: {other}"),
+    }
+}
+
+async fn echo_works(host: &tiny_harness_host::Host) {
+    let outcome = call(host, "hostile/chaos.echo", json!({"message": "still here"})).await;
+    assert_eq!(text_of(&outcome), "still here");
+}
+
+#[tokio::test]
+async fn many_empty_parts_are_refused_before_rendering() {
+    let host = host(vec![roomy("normal")]).await;
+    // A million empty parts: over what the host agrees to copy at all.
+    let outcome = call(&host, "hostile/chaos.parts", json!({"count": 1_000_000})).await;
+    assert!(
+        matches!(outcome.result, Err(CallError::TooLarge { .. })),
+        "{:?}",
+        outcome.result.as_ref().map(|r| r.content.len())
+    );
+    assert!(outcome.render().len() < 2_000, "nothing of it is rendered");
+    // Over the part limit (1024 by default) but cheap to copy: refused by count.
+    let outcome = call(&host, "hostile/chaos.parts", json!({"count": 1025})).await;
+    assert!(
+        matches!(
+            outcome.result,
+            Err(CallError::TooManyParts {
+                parts: 1025,
+                limit: 1024
+            })
+        ),
+        "{:?}",
+        outcome.result
+    );
+    // Empty parts still cost their framing: 1024 of them pass the part
+    // limit but not a 64 KiB result limit.
+    let mut spec = roomy("normal");
+    spec.limits.result_bytes = 64 << 10;
+    let small = crate::common::host(vec![spec]).await;
+    let outcome = call(&small, "hostile/chaos.parts", json!({"count": 1024})).await;
+    assert!(matches!(outcome.result, Err(CallError::TooLarge { .. })));
+    let outcome = call(&small, "hostile/chaos.parts", json!({"count": 10})).await;
+    assert_eq!(result_of(&outcome).content.len(), 10);
+    echo_works(&host).await;
+}
+
+#[tokio::test]
+async fn aliased_strings_cannot_make_the_host_copy_more_than_its_limit() {
+    let host = host(vec![roomy("normal")]).await;
+    // 100,000 parts that all point at one MiB of plugin memory: 100 GB if
+    // the host copied each. It stops at its fuel and refuses the result.
+    let outcome = call(
+        &host,
+        "hostile/chaos.aliased_parts",
+        json!({"count": 100_000, "kib": 1024}),
+    )
+    .await;
+    assert!(
+        matches!(outcome.result, Err(CallError::TooLarge { .. })),
+        "{:?}",
+        outcome.result.as_ref().map(|r| r.content.len())
+    );
+    echo_works(&host).await;
+
+    // The same trick in a registration: 1000 tools sharing one MiB of
+    // description.
+    let mut spec = roomy("aliased");
+    spec.config = json!({"mode": "aliased", "count": 1000, "kib": 1024});
+    let err = load_error(spec).await;
+    let (limit, message) = over_limit(&err);
+    assert!(
+        matches!(
+            limit,
+            RegistrationLimit::Description | RegistrationLimit::Total
+        ),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn registrations_over_their_limits_are_refused_in_one_line() {
+    let cases: [(&str, serde_json::Value, RegistrationLimit, &str); 4] = [
+        (
+            "many-tools",
+            json!({"mode": "many-tools", "count": 2000}),
+            RegistrationLimit::Tools,
+            "plugins.hostile.limits.tools",
+        ),
+        (
+            "many-servers",
+            json!({"mode": "many-servers", "count": 100}),
+            RegistrationLimit::Servers,
+            "plugins.hostile.limits.servers",
+        ),
+        (
+            "big-description",
+            json!({"mode": "big-description", "kib": 64}),
+            RegistrationLimit::Description,
+            "plugins.hostile.limits.description_kib",
+        ),
+        (
+            "big-schema",
+            json!({"mode": "big-schema", "kib": 300}),
+            RegistrationLimit::Schema,
+            "plugins.hostile.limits.schema_kib",
+        ),
+    ];
+    for (mode, config, expected, key) in cases {
+        let mut spec = roomy(mode);
+        spec.config = config.clone();
+        let err = load_error(spec).await;
+        let (limit, message) = over_limit(&err);
+        assert_eq!(limit, expected, "{mode}: {message}");
+        assert!(message.contains(key), "{mode}: {message}");
+        assert!(message.starts_with("plugin hostile: "), "{message}");
+
+        // Raised, the same registration loads.
+        let mut spec = roomy(mode);
+        spec.config = config;
+        let r = &mut spec.limits.registration;
+        match expected {
+            RegistrationLimit::Tools => r.tools = 4096,
+            RegistrationLimit::Servers => r.servers = 128,
+            RegistrationLimit::Description => r.description_bytes = 128 << 10,
+            _ => r.schema_bytes = 512 << 10,
+        }
+        let host = host(vec![spec]).await;
+        echo_works(&host).await;
+    }
+
+    // The whole registration has a limit of its own.
+    let mut spec = roomy("many-tools");
+    spec.config = json!({"mode": "big-description", "kib": 30});
+    spec.limits.registration.total_bytes = 16 << 10;
+    let (limit, message) = over_limit(&load_error(spec).await);
+    assert_eq!(limit, RegistrationLimit::Total, "{message}");
+    assert!(message.contains("registration_kib"), "{message}");
+}
+
+#[tokio::test]
+async fn backtracking_patterns_validate_in_linear_time() {
+    let host = host(vec![hostile("pattern-bomb")]).await;
+    // `^(a+)+$` against many a's and a `!` takes a backtracking engine
+    // longer than the universe has left; this test would hang.
+    let bomb = format!("{}!", "a".repeat(64));
+    let outcome = call(&host, "hostile/chaos.pattern_bomb", json!({"text": bomb})).await;
+    assert_eq!(error_code(&outcome), "invalid_arguments");
+    // The same in `patternProperties`: a key the pattern nearly matches.
+    let key = format!("{}!", "b".repeat(64));
+    let outcome = call(&host, "hostile/chaos.pattern_bomb", json!({ key: 1 })).await;
+    // Validation passed (the key does not match), and the plugin itself
+    // does not implement this tool.
+    assert_eq!(error_code(&outcome), "failed", "{:?}", outcome.result);
+    echo_works(&host).await;
+}
+
+#[tokio::test]
+async fn schemas_that_fan_out_or_cannot_be_linear_are_refused() {
+    // Look-around needs backtracking: refused at registration.
+    let err = load_error(hostile("lookaround")).await;
+    assert!(
+        matches!(
+            err,
+            HostError::Registry {
+                source: RegistryError::InvalidSchema { .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
+    // 2^40 evaluations per value through `$ref`s: over the cost budget.
+    let (limit, message) = over_limit(&load_error(hostile("fanout-bomb")).await);
+    assert_eq!(limit, RegistrationLimit::SchemaCost, "{message}");
+    assert!(message.contains("schema_cost"), "{message}");
+    // A `$ref` cycle that never reaches a child value never ends.
+    let err = load_error(hostile("ref-cycle")).await;
+    assert!(err.to_string().contains("broken"), "{err}");
+}
+
+#[tokio::test]
+async fn arguments_over_the_limit_never_reach_the_plugin() {
+    let mut spec = hostile("normal");
+    spec.limits.arguments_bytes = 64 << 10;
+    let host = host(vec![spec]).await;
+    let outcome = call(
+        &host,
+        "hostile/chaos.echo",
+        json!({"message": "x".repeat(65 << 10)}),
+    )
+    .await;
+    assert!(
+        matches!(
+            outcome.result,
+            Err(CallError::ArgumentsTooLarge { limit, .. }) if limit == 64 << 10
+        ),
+        "{:?}",
+        outcome.result
+    );
+    assert_eq!(error_code(&outcome), "too_large");
+    let outcome = call(
+        &host,
+        "hostile/chaos.echo",
+        json!({"message": "x".repeat(60 << 10)}),
+    )
+    .await;
+    assert_eq!(text_of(&outcome).len(), 60 << 10);
+}
+
+#[tokio::test]
+async fn the_time_limit_covers_validation() {
+    // Measuring 1.5 MB of arguments and matching them against a pattern take
+    // the host milliseconds. With a 1 ms limit that starts before them, the
+    // call times out before the plugin runs; a limit that started with the
+    // plugin would let it run, and it answers `failed` (it does not
+    // implement `pattern_bomb`).
+    let mut spec = hostile("pattern-bomb");
+    spec.limits.arguments_bytes = 8 << 20;
+    spec.limits.timeout = Duration::from_millis(1);
+    let host = host(vec![spec]).await;
+    let outcome = call(
+        &host,
+        "hostile/chaos.pattern_bomb",
+        json!({"text": "a".repeat(1_500_000)}),
+    )
+    .await;
+    assert_eq!(error_code(&outcome), "timeout", "{:?}", outcome.result);
+}
+
+#[tokio::test]
+async fn a_call_cannot_hold_more_host_handles_than_its_limit() {
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(state.path().join("f"), "x").unwrap();
+    let mut spec = hostile("normal");
+    spec.grants.dirs.push(DirGrant {
+        host: state.path().to_owned(),
+        guest: "/state".into(),
+        mode: DirMode::ReadOnly,
+    });
+    spec.limits.open_files = 50;
+    let host = host(vec![spec]).await;
+    let outcome = call(
+        &host,
+        "hostile/chaos.open_many",
+        json!({"path": "/state/f", "count": 5000}),
+    )
+    .await;
+    let report = json_of(&outcome);
+    let opened = report["opened"].as_u64().unwrap();
+    // The preopen and stdio take a few of the 50; the rest are files.
+    assert!((40..50).contains(&opened), "{report}");
+    let error = report["error"].as_str().expect("an I/O error, not a trap");
+    assert!(
+        error.to_ascii_lowercase().contains("memory"),
+        "ENOMEM: {error}"
+    );
+    // The handles went with the call: the next one opens as many again.
+    let outcome = call(
+        &host,
+        "hostile/chaos.open_many",
+        json!({"path": "/state/f", "count": 30}),
+    )
+    .await;
+    assert_eq!(json_of(&outcome), json!({"opened": 30, "error": null}));
+}
+
+#[tokio::test]
+async fn plugin_messages_are_one_escaped_line() {
+    let host = host(vec![hostile("normal")]).await;
+    let outcome = call(
+        &host,
+        "hostile/chaos.fail_with",
+        json!({"message": "x\u{1b}[31my\nforged line\r\u{202e}z"}),
+    )
+    .await;
+    let message = outcome.result.unwrap_err().to_string();
+    assert_one_clean_line(&message);
+    assert!(message.contains("forged line"), "{message}");
+
+    let mut spec = hostile("register-error");
+    spec.config = json!({"mode": "register-error", "message": "bad\u{1b}[2J\nforged"});
+    let err = load_error(spec).await.to_string();
+    assert!(err.contains("forged"), "{err}");
+
+    // A trap quotes the plugin's stderr, escaped too (the panic message
+    // is the plugin's).
+    let outcome = call(&host, "hostile/chaos.trap", json!({})).await;
+    assert_one_clean_line(&outcome.result.unwrap_err().to_string());
+}
+
+#[tokio::test]
+async fn exit_in_register_is_one_line() {
+    let err = load_error(hostile("exit")).await.to_string();
+    assert!(
+        // WASI's exit carries only success or failure: 3 arrives as 1.
+        err.contains("register failed: the plugin called exit with status 1"),
+        "{err}"
+    );
+    assert!(!err.contains("wasm backtrace"), "{err}");
+}
+
+#[tokio::test]
+async fn a_call_blocked_in_a_host_call_is_accounted_for_and_does_not_block_shutdown() {
+    let state = tempfile::tempdir().unwrap();
+    let fifo = state.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut spec = hostile("normal");
+    spec.grants.dirs.push(DirGrant {
+        host: state.path().to_owned(),
+        guest: "/state".into(),
+        mode: DirMode::ReadOnly,
+    });
+    spec.limits.timeout = Duration::from_millis(300);
+    let host = host(vec![spec]).await;
+    let (_, source) = host.registry().plugins().next().unwrap();
+    let engine = source.plugin().unwrap().engine().clone();
+    // Opening a FIFO with no writer blocks in the host's open(2), which no
+    // deadline can interrupt: the call times out, and the blocked
+    // operation is counted until it returns.
+    let outcome = call(
+        &host,
+        "hostile/chaos.read_path",
+        json!({"path": "/state/fifo"}),
+    )
+    .await;
+    assert_eq!(error_code(&outcome), "timeout");
+    assert_eq!(engine.stalled_calls(), 1);
+    echo_works(&host).await;
+
+    // A writer releases it; the count falls back to zero.
+    let writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    drop(writer);
+    let mut waited = 0;
+    while engine.stalled_calls() > 0 {
+        assert!(waited < 500, "the released call is still counted");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        waited += 1;
+    }
+
+    // Blocked again and left blocked: dropping the host and this test's
+    // runtime must not wait for it (the test would never end).
+    let outcome = call(
+        &host,
+        "hostile/chaos.read_path",
+        json!({"path": "/state/fifo"}),
+    )
+    .await;
+    assert_eq!(error_code(&outcome), "timeout");
+    drop(engine);
+    drop(host);
+}
