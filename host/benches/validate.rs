@@ -8,10 +8,12 @@
 //! largest arguments; both on the error path (which collects violations)
 //! as well as the success path.
 //!
-//! - `costliest_schema`: a `$defs` chain of `anyOf [next, next]` as deep as
+//! - `costliest_schema`: a `$defs` chain of `allOf [next, next]` as deep as
 //!   `DEFAULT_SCHEMA_COST` allows, under `items`, against an array of as
-//!   many items as the budget admits: integers (valid) and strings (every
-//!   branch fails).
+//!   many items as the budget admits: integers (valid), and the same with
+//!   the last item a string (invalid); then the same chain of `anyOf`,
+//!   whose failures the validator explains branch by branch, against as
+//!   many strings as `ERROR_DETAIL_BUDGET` lets it explain.
 //! - `largest_schema`: an object schema of about 256 KiB (the default
 //!   `schema_kib`): 2,000 properties with patterns, against the largest
 //!   object the budget admits for its cost.
@@ -23,17 +25,19 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use tiny_harness_host::invoke::VALIDATION_BUDGET;
-use tiny_harness_host::schema::{CompiledSchema, DEFAULT_SCHEMA_COST, instance_units};
+use tiny_harness_host::schema::{
+    CompiledSchema, DEFAULT_SCHEMA_COST, ERROR_DETAIL_BUDGET, instance_units,
+};
 
-/// `{"type": "array", "items": d0}` with `d_i = anyOf [d_{i+1}, d_{i+1}]`.
-fn fan_out(depth: usize) -> Value {
+/// `{"type": "array", "items": d0}` with `d_i = combinator [d_{i+1}, d_{i+1}]`.
+fn fan_out(combinator: &str, depth: usize) -> Value {
     let defs: serde_json::Map<String, Value> = (0..depth)
         .map(|i| {
             let next = json!({"$ref": format!("#/$defs/d{}", i + 1)});
             let def = if i + 1 == depth {
                 json!({"type": "integer", "minimum": 0})
             } else {
-                json!({"anyOf": [next.clone(), next]})
+                json!({ combinator: [next.clone(), next] })
             };
             (format!("d{i}"), def)
         })
@@ -42,10 +46,10 @@ fn fan_out(depth: usize) -> Value {
 }
 
 /// The deepest fan-out within the default cost limit, compiled.
-fn costliest() -> CompiledSchema {
+fn costliest(combinator: &str) -> CompiledSchema {
     let mut best = None;
     for depth in 1..40 {
-        match CompiledSchema::compile(&fan_out(depth), DEFAULT_SCHEMA_COST) {
+        match CompiledSchema::compile(&fan_out(combinator, depth), DEFAULT_SCHEMA_COST) {
             Ok(schema) => best = Some(schema),
             Err(_) => break,
         }
@@ -60,7 +64,7 @@ fn largest() -> (CompiledSchema, Vec<String>) {
         .iter()
         .map(|name| {
             let p = json!({"type": "string", "pattern": "^[a-z]+[0-9]*$", "maxLength": 64,
-                           "description": "x".repeat(60)});
+                           "description": "x".repeat(30)});
             (name.clone(), p)
         })
         .collect();
@@ -91,21 +95,42 @@ fn array_within(units: u64, item: Value) -> Value {
 fn validate(c: &mut Criterion) {
     let mut group = c.benchmark_group("validation");
 
-    let schema = costliest();
+    // `allOf`: a valid value meets every branch, so each item costs the
+    // whole fan-out; the invalid value fails only at its last item.
+    let schema = costliest("allOf");
     let units = admitted(&schema);
     let valid = array_within(units, json!(1));
-    let invalid = array_within(units, json!("x"));
+    let mut invalid = valid.clone();
+    if let Some(last) = invalid.as_array_mut().and_then(|items| items.last_mut()) {
+        *last = json!("x");
+    }
     eprintln!(
         "costliest_schema: cost {}, {} items ({units} units admitted)",
         schema.cost(),
         valid.as_array().map_or(0, Vec::len)
     );
+    assert!(schema.admit(&valid).is_ok());
     assert!(schema.validate(&valid).is_ok());
     assert!(schema.validate(&invalid).is_err());
     group.bench_function("costliest_schema/valid", |b| {
         b.iter(|| schema.validate(&valid))
     });
     group.bench_function("costliest_schema/invalid", |b| {
+        b.iter(|| schema.validate(&invalid))
+    });
+    // `anyOf`, whose failures the validator explains branch by branch:
+    // the most items the detail budget lets it explain.
+    let schema = costliest("anyOf");
+    // The array itself is one more value.
+    let explained = ERROR_DETAIL_BUDGET / (schema.cost() * schema.depth_for(1)) - 1;
+    let invalid = Value::Array(vec![json!("x"); explained as usize]);
+    let violations = schema.validate(&invalid).unwrap_err();
+    assert!(!violations[0].instance_path.is_empty(), "explained");
+    eprintln!(
+        "costliest_schema: anyOf, {explained} items explained, depth {}",
+        schema.depth_for(1)
+    );
+    group.bench_function("costliest_schema/invalid_explained", |b| {
         b.iter(|| schema.validate(&invalid))
     });
 

@@ -360,6 +360,16 @@ fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
                         "memory_mib": limits.memory_bytes >> 20,
                         "timeout_ms": u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
                         "result_kib": limits.result_bytes >> 10,
+                        "result_parts": limits.result_parts,
+                        "open_files": limits.open_files,
+                        "arguments_kib": limits.arguments_bytes >> 10,
+                        "tools": limits.registration.tools,
+                        "servers": limits.registration.servers,
+                        "description_kib": limits.registration.description_bytes >> 10,
+                        "title_kib": limits.registration.title_bytes >> 10,
+                        "schema_kib": limits.registration.schema_bytes >> 10,
+                        "schema_cost": limits.registration.schema_cost,
+                        "registration_kib": limits.registration.total_bytes >> 10,
                     },
                 })
             })

@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::registry::{Registry, Source};
 use crate::render;
-use crate::schema::CompiledSchema;
+use crate::schema::{CompiledSchema, Inadmissible};
 use crate::tool::{CallError, ContentPart, ToolResult, Violation};
 
 /// A model's request to run one tool.
@@ -171,11 +171,7 @@ impl Invoker {
     }
 }
 
-/// The most work one validation may take: a schema's evaluation cost times
-/// the size of the value checked (see [`crate::schema`]). A value whose
-/// product is larger is refused before it is checked, so that no call, and
-/// no schema a source chose, can make validation run for long.
-pub const VALIDATION_BUDGET: u64 = 10_000_000;
+pub use crate::schema::VALIDATION_BUDGET;
 
 /// Refuses arguments larger than `max_bytes` of compact JSON, or too large
 /// to check against `schema` within [`VALIDATION_BUDGET`].
@@ -191,18 +187,31 @@ fn check_size(
             limit: max_bytes,
         });
     }
-    // Validation costs at most the schema's cost per unit of the value
-    // (see `schema::instance_units`), so this bounds its work.
-    let cost = schema.cost().max(1);
-    let most_units = VALIDATION_BUDGET / cost;
-    let units = crate::schema::instance_units(arguments, most_units);
-    if units > most_units {
+    match schema.admit(arguments) {
+        Ok(()) => {}
         // Said in bytes, which the model can act on: compact JSON has at
         // least one byte per unit.
-        let limit = usize::try_from(most_units)
-            .unwrap_or(usize::MAX)
-            .min(max_bytes);
-        return Err(CallError::ArgumentsTooLarge { size, limit });
+        Err(Inadmissible::TooLarge { most_units }) => {
+            let limit = usize::try_from(most_units)
+                .unwrap_or(usize::MAX)
+                .min(max_bytes);
+            return Err(CallError::ArgumentsTooLarge { size, limit });
+        }
+        Err(Inadmissible::TooDeep {
+            levels,
+            most_levels,
+        }) => {
+            return Err(CallError::InvalidArguments {
+                violations: vec![Violation {
+                    instance_path: String::new(),
+                    schema_path: String::new(),
+                    message: format!(
+                        "the arguments nest {levels} levels deep; this tool's schema can \
+                         check at most {most_levels}"
+                    ),
+                }],
+            });
+        }
     }
     Ok(())
 }
@@ -227,6 +236,20 @@ fn check_output(schema: &CompiledSchema, result: &ToolResult) -> Result<(), Call
             "the tool declares an output schema but its result has no JSON part".into(),
         ));
     };
+    if let Err(refused) = schema.admit(data) {
+        return Err(CallError::InvalidOutput(match refused {
+            Inadmissible::TooDeep { levels, .. } => format!(
+                "part {} nests {levels} levels deep, too deep to check against the tool's \
+                 output schema",
+                index + 1
+            ),
+            _ => format!(
+                "part {} is too large to check against the tool's output schema within \
+                 the validation budget",
+                index + 1
+            ),
+        }));
+    }
     schema.validate(data).map_err(|violations| {
         let mut details: Vec<String> = violations
             .iter()

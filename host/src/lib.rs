@@ -31,10 +31,16 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Modules, lowest layer first: [`tool`] (plain data), [`schema`],
+//! Modules, lowest layer first: [`tool`] (plain data), [`display`] and
+//! [`file`] (text for terminals, files from outside), [`schema`],
 //! [`registry`], [`plugin`] (everything wasmtime), [`render`], [`invoke`],
 //! [`config`], [`host`] (the facade). The `tiny-harness` binary is a thin
 //! layer over [`host`].
+//!
+//! Everything from outside is untrusted and bounded: every size, count and
+//! cost a plugin, a schema, a model's arguments, a config or a path can
+//! impose has a limit ([`Limits`], [`RegistrationLimits`]), and each
+//! refusal is a typed error on one line. `docs/security.md` lists them.
 
 pub mod config;
 pub mod display;
@@ -55,5 +61,5 @@ pub use plugin::{
     CompileCache, CompileOrigin, DirGrant, DirMode, Grants, Limits, LoadError, Plugin,
     PluginEngine, PluginSpec,
 };
-pub use registry::{Registry, RegistryError, ToolName};
+pub use registry::{RegistrationLimits, Registry, RegistryError, ToolName};
 pub use tool::{Annotations, CallError, ContentPart, ToolDefinition, ToolResult};

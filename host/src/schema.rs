@@ -26,8 +26,9 @@ pub use crate::tool::Violation;
 mod cost;
 
 pub use cost::{
-    CostError, MAX_INSTANCE_DEPTH, REGEX_DFA_SIZE_LIMIT, REGEX_SIZE_LIMIT, evaluation_cost,
-    instance_units, regex_weight,
+    Bounds, CostError, MAX_EVALUATION_DEPTH, MAX_INSTANCE_DEPTH, REGEX_DFA_SIZE_LIMIT,
+    REGEX_SIZE_LIMIT, evaluation_bounds, evaluation_cost, instance_depth, instance_units,
+    regex_weight,
 };
 
 /// The default ceiling on a schema's evaluation cost ([`CompiledSchema::cost`]),
@@ -50,14 +51,14 @@ pub const MAX_FORMAT_REGEX_LEN: usize = 1024;
 pub struct CompiledSchema {
     validator: jsonschema::Validator,
     hash: SchemaHash,
-    cost: u64,
+    bounds: Bounds,
 }
 
 impl std::fmt::Debug for CompiledSchema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CompiledSchema")
             .field("hash", &self.hash)
-            .field("cost", &self.cost)
+            .field("cost", &self.cost())
             .finish_non_exhaustive()
     }
 }
@@ -148,6 +149,58 @@ impl Retrieve for NoRemoteRefs {
     }
 }
 
+/// The most work one validation may take: a schema's evaluation cost times
+/// the size of the value checked, in [`instance_units`]. A value whose
+/// product is larger is not validated ([`CompiledSchema::admit`]), so that
+/// no call, and no schema a source chose, can make validation run for long.
+/// At about 1 ns per unit when a value matches (measured in a release
+/// build), this admits, say, 1 MB of file content for a tool of cost 8.
+pub const VALIDATION_BUDGET: u64 = 10_000_000;
+
+/// Why a value is not validated against a schema at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Inadmissible {
+    /// Larger than [`VALIDATION_BUDGET`] allows for this schema's cost.
+    TooLarge {
+        /// The most units a value may have for this schema.
+        most_units: u64,
+    },
+    /// Nested so deep that the validator would recurse past
+    /// [`MAX_EVALUATION_DEPTH`] subschemas.
+    TooDeep {
+        /// How deep the value nests.
+        levels: usize,
+        /// The deepest nesting this schema can check.
+        most_levels: usize,
+    },
+}
+
+/// The most work spent explaining why a value fails its schema: the cost
+/// times the depth of nesting times the number of values. Measured in a
+/// release build at about 8 ns per unit on the worst case (a `$ref`
+/// fan-out at the cost limit), so at most about 80 ms.
+pub const ERROR_DETAIL_BUDGET: u64 = 10_000_000;
+
+/// How many JSON values `value` holds, counted up to a little past
+/// `stop_after`. Iterative.
+fn value_count(value: &serde_json::Value, stop_after: u64) -> u64 {
+    let mut count = 0u64;
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        count += 1;
+        if count > stop_after {
+            break;
+        }
+        match value {
+            serde_json::Value::Array(items) => stack.extend(items),
+            serde_json::Value::Object(members) => stack.extend(members.values()),
+            _ => {}
+        }
+    }
+    count
+}
+
 /// The most violations reported for one call: enough to fix the call, not
 /// so many that a hostile schema floods the model.
 pub const MAX_VIOLATIONS: usize = 20;
@@ -164,7 +217,7 @@ impl CompiledSchema {
                 json_kind(schema)
             )));
         }
-        let cost = evaluation_cost(schema, max_cost)?;
+        let bounds = evaluation_bounds(schema, max_cost)?;
         let validator = jsonschema::options()
             .with_retriever(NoRemoteRefs)
             .with_pattern_options(
@@ -180,7 +233,7 @@ impl CompiledSchema {
         Ok(CompiledSchema {
             validator,
             hash: SchemaHash::of(schema),
-            cost,
+            bounds,
         })
     }
 
@@ -194,7 +247,37 @@ impl CompiledSchema {
     /// `cost() * instance_units(v)` units (see [`evaluation_cost`]), which
     /// is what lets a caller bound a call's validation before running it.
     pub fn cost(&self) -> u64 {
-        self.cost
+        self.bounds.work
+    }
+
+    /// Whether validating `value` stays within [`VALIDATION_BUDGET`] and
+    /// [`MAX_EVALUATION_DEPTH`]: check before [`CompiledSchema::validate`]
+    /// whenever the value comes from outside. Costs one pass over at most
+    /// the admissible part of the value.
+    pub fn admit(&self, value: &serde_json::Value) -> Result<(), Inadmissible> {
+        let most_units = VALIDATION_BUDGET / self.cost().max(1);
+        if instance_units(value, most_units) > most_units {
+            return Err(Inadmissible::TooLarge { most_units });
+        }
+        let levels = instance_depth(value, MAX_INSTANCE_DEPTH);
+        if self.depth_for(levels) > MAX_EVALUATION_DEPTH {
+            let most_levels = (0..levels)
+                .rev()
+                .find(|&l| self.depth_for(l) <= MAX_EVALUATION_DEPTH)
+                .unwrap_or(0);
+            return Err(Inadmissible::TooDeep {
+                levels,
+                most_levels,
+            });
+        }
+        Ok(())
+    }
+
+    /// How deep the validator's recursion can go for a value nested
+    /// `levels` deep (see [`Bounds::depth_for`]); the invoker refuses
+    /// arguments for which this exceeds [`MAX_EVALUATION_DEPTH`].
+    pub fn depth_for(&self, levels: usize) -> u64 {
+        self.bounds.depth_for(levels)
     }
 
     /// The schema's canonical hash.
@@ -204,9 +287,29 @@ impl CompiledSchema {
 
     /// Checks `arguments`; on failure returns up to [`MAX_VIOLATIONS`]
     /// violations, each with its JSON pointer.
+    ///
+    /// Reporting violations costs far more than checking: the validator
+    /// re-evaluates every branch of a failed combinator to explain it, at
+    /// every level of nesting. When that work could exceed
+    /// [`ERROR_DETAIL_BUDGET`] (a costly schema and many values), one
+    /// violation at the root says the arguments do not match instead.
     pub fn validate(&self, arguments: &serde_json::Value) -> Result<(), Vec<Violation>> {
         if self.validator.is_valid(arguments) {
             return Ok(());
+        }
+        let depth = instance_depth(arguments, MAX_INSTANCE_DEPTH);
+        let explain = self
+            .cost()
+            .saturating_mul(self.depth_for(depth))
+            .saturating_mul(value_count(arguments, ERROR_DETAIL_BUDGET));
+        if explain > ERROR_DETAIL_BUDGET {
+            return Err(vec![Violation {
+                instance_path: String::new(),
+                schema_path: String::new(),
+                message: "the value does not match the schema (too large for this schema to \
+                          list each violation; check it against the schema)"
+                    .into(),
+            }]);
         }
         let violations: Vec<Violation> = self
             .validator

@@ -225,6 +225,57 @@ async fn schemas_that_fan_out_or_cannot_be_linear_are_refused() {
     assert!(err.to_string().contains("broken"), "{err}");
 }
 
+/// The hostile plugin registering one tool, `deep`, with this input schema.
+fn custom(schema: &serde_json::Value) -> PluginSpec {
+    let mut spec = hostile("custom");
+    spec.config = json!({"mode": "custom", "servers": [{"name": "chaos", "tools": [
+        {"name": "deep", "description": "d", "input_schema": schema.to_string()}]}]});
+    spec
+}
+
+#[tokio::test]
+async fn schemas_and_arguments_that_would_overflow_the_validator_stack_are_refused() {
+    // A chain of 5,000 one-branch `anyOf`s through `$ref`s is cheap per
+    // value, but validating anything against it recursed deep enough to
+    // overflow a thread's stack and abort the host.
+    let defs: serde_json::Map<String, serde_json::Value> = (0..5000)
+        .map(|i| {
+            let next = format!("#/$defs/d{}", i + 1);
+            let def = if i == 4999 {
+                json!({"type": "integer"})
+            } else {
+                json!({"anyOf": [{"$ref": next}]})
+            };
+            (format!("d{i}"), def)
+        })
+        .collect();
+    let chain = json!({"$defs": defs, "$ref": "#/$defs/d0"});
+    let mut spec = custom(&chain);
+    spec.limits.registration.schema_bytes = 1 << 20;
+    let err = load_error(spec).await.to_string();
+    assert!(err.contains("nest") && err.contains("deep"), "{err}");
+
+    // A recursive schema twenty subschemas deep per level of the value:
+    // fine for shallow arguments, refused (not validated) for deep ones.
+    let mut link = json!({"type": "array", "items": {"$ref": "#/$defs/n"}});
+    for _ in 0..10 {
+        link = json!({"anyOf": [link]});
+    }
+    let recursive = json!({"$defs": {"n": link}, "$ref": "#/$defs/n"});
+    let host = host(vec![custom(&recursive)]).await;
+    let nested = |levels: usize| (0..levels).fold(json!([]), |inner, _| json!([inner]));
+    let outcome = call(&host, "hostile/chaos.deep", nested(3)).await;
+    assert_eq!(
+        error_code(&outcome),
+        "failed",
+        "validated, then the plugin: {:?}",
+        outcome.result
+    );
+    let outcome = call(&host, "hostile/chaos.deep", nested(100)).await;
+    let message = outcome.result.unwrap_err().to_string();
+    assert!(message.contains("nest 100 levels deep"), "{message}");
+}
+
 #[tokio::test]
 async fn arguments_over_the_limit_never_reach_the_plugin() {
     let mut spec = hostile("normal");

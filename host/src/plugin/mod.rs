@@ -16,6 +16,7 @@
 pub mod bindings;
 pub mod cache;
 pub mod engine;
+mod error;
 pub mod handles;
 mod lift;
 pub mod sandbox;
@@ -28,6 +29,7 @@ use wasmtime::{Store, Trap, UpdateDeadline};
 
 pub use cache::{CompileCache, CompileOrigin};
 pub use engine::PluginEngine;
+pub use error::LoadError;
 pub use sandbox::{CallState, DirGrant, DirMode, Grants, Limits};
 
 use crate::display;
@@ -72,83 +74,6 @@ impl PluginSpec {
             config: serde_json::json!({}),
         }
     }
-}
-
-/// Why a plugin could not be loaded. Nothing of it is registered.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum LoadError {
-    /// The component file cannot be read, or is not a regular file of at
-    /// most [`MAX_COMPONENT_BYTES`](crate::file::MAX_COMPONENT_BYTES).
-    #[error("plugin {plugin}: {source}")]
-    Read {
-        /// The plugin's name.
-        plugin: String,
-        /// The file.
-        path: PathBuf,
-        /// Why (it displays as `cannot read PATH: REASON`).
-        source: crate::file::FileError,
-    },
-    /// The file's sha256 differs from the pinned one.
-    #[error("plugin {plugin}: sha256 mismatch for {}: the config pins {expected} but the file is {actual}; rebuild the right file or update the pin", .path.display())]
-    HashMismatch {
-        /// The plugin's name.
-        plugin: String,
-        /// The file.
-        path: PathBuf,
-        /// The pinned digest.
-        expected: String,
-        /// The file's digest.
-        actual: String,
-    },
-    /// The file is not a WebAssembly component.
-    #[error("plugin {plugin}: {} is not a WebAssembly component: {reason}", .path.display())]
-    NotAComponent {
-        /// The plugin's name.
-        plugin: String,
-        /// The file.
-        path: PathBuf,
-        /// What it is instead.
-        reason: String,
-    },
-    /// The component does not target the plugin world (or needs imports the
-    /// host does not provide).
-    #[error("plugin {plugin}: {} does not fit the {WORLD} world: {reason}", .path.display())]
-    WrongWorld {
-        /// The plugin's name.
-        plugin: String,
-        /// The file.
-        path: PathBuf,
-        /// What does not fit.
-        reason: String,
-    },
-    /// `register` returned an error or failed to run.
-    #[error("plugin {plugin}: register failed: {reason}")]
-    Register {
-        /// The plugin's name.
-        plugin: String,
-        /// The plugin's message, or how it failed.
-        reason: String,
-    },
-    /// `register` returned more than the plugin's limits allow.
-    #[error("plugin {plugin}: {source}")]
-    OverLimit {
-        /// The plugin's name.
-        plugin: String,
-        /// The limit and by how much.
-        source: crate::registry::RegistryError,
-    },
-    /// `register` returned something the host refuses.
-    #[error("plugin {plugin}: invalid registration: {reason}")]
-    InvalidRegistration {
-        /// The plugin's name.
-        plugin: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// The engine could not be built.
-    #[error("cannot start the WebAssembly engine: {0}")]
-    Engine(String),
 }
 
 /// A loaded plugin: compiled, linked, registered, ready for calls.

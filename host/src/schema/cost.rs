@@ -98,6 +98,20 @@ pub enum CostError {
         /// JSON pointer of the `$ref` (or `$dynamicRef`, `$recursiveRef`).
         at: String,
     },
+    /// Validation would nest deeper than [`MAX_EVALUATION_DEPTH`]
+    /// subschemas (a long `$ref` chain, say): deep enough to overflow the
+    /// stack of the thread that validates.
+    #[error(
+        "validating may nest {depth} subschemas deep, more than {max}: shorten the chain of references or combinators at {at}"
+    )]
+    TooDeep {
+        /// The depth reached when it was refused.
+        depth: u64,
+        /// The most allowed.
+        max: u64,
+        /// JSON pointer of the subschema where it was reached.
+        at: String,
+    },
     /// A reference does not resolve within the schema.
     #[error("cannot resolve {reference:?} at {at}: {reason}")]
     Unresolvable {
@@ -119,6 +133,48 @@ pub enum CostError {
 /// [`CostError`]: over budget, an in-place reference cycle, or a reference
 /// that does not resolve within the schema.
 pub fn evaluation_cost(schema: &Value, budget: u64) -> Result<u64, CostError> {
+    evaluation_bounds(schema, budget).map(|bounds| bounds.work)
+}
+
+/// The most subschemas validation may nest: each is a few stack frames in
+/// the validator, which recurses, and validation runs on whatever thread
+/// the caller's task is on (tokio's default stack is 2 MiB). A `$ref` chain
+/// 5,000 deep overflowed a 2 MiB stack in a debug build; 2,000 did not. A
+/// schema that nests deeper than this for a value without children is
+/// refused; for deeper values, the invoker refuses arguments that would
+/// nest deeper (see [`Bounds::depth_for`]).
+pub const MAX_EVALUATION_DEPTH: u64 = 512;
+
+/// What the analysis bounds: the work per unit of a value, and how deep
+/// the validator's recursion can go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bounds {
+    /// The bound [`evaluation_cost`] returns.
+    pub work: u64,
+    /// The deepest nesting of subschemas for a value nested `k` levels
+    /// deep, by `k` (the last entry holds for every deeper `k`).
+    depth_by_level: Vec<u64>,
+}
+
+impl Bounds {
+    /// The deepest nesting of subschemas validating a value nested
+    /// `levels` deep can reach (capped just past [`MAX_EVALUATION_DEPTH`]).
+    pub fn depth_for(&self, levels: usize) -> u64 {
+        let last = self.depth_by_level.len().saturating_sub(1);
+        self.depth_by_level
+            .get(levels.min(last))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+/// As [`evaluation_cost`], also bounding (and limiting) the depth of the
+/// validator's recursion.
+///
+/// # Errors
+///
+/// As [`evaluation_cost`], and [`CostError::TooDeep`].
+pub fn evaluation_bounds(schema: &Value, budget: u64) -> Result<Bounds, CostError> {
     let unresolvable = |reason: String| CostError::Unresolvable {
         at: String::new(),
         reference: String::new(),
@@ -142,7 +198,32 @@ pub fn evaluation_cost(schema: &Value, budget: u64) -> Result<u64, CostError> {
     let mut graph = Graph::new(&registry, schema);
     graph.walk(schema, Arc::new(base), draft, String::new(), None);
     let order = graph.link()?;
-    graph.fixpoint(&order, budget)
+    let depth_by_level = graph.depth(&order, MAX_EVALUATION_DEPTH)?;
+    let work = graph.fixpoint(&order, budget)?;
+    Ok(Bounds {
+        work,
+        depth_by_level,
+    })
+}
+
+/// How many levels of arrays and objects `value` nests (0 for a scalar),
+/// counted up to `stop_after` levels. Iterative: no recursion.
+pub fn instance_depth(value: &Value, stop_after: usize) -> usize {
+    let mut deepest = 0;
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
+    while let Some((value, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) if !items.is_empty() => Box::new(items.iter()),
+            Value::Object(members) if !members.is_empty() => Box::new(members.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(depth + 1);
+        if deepest > stop_after {
+            return deepest;
+        }
+        stack.extend(children.map(|child| (child, depth + 1)));
+    }
+    deepest
 }
 
 /// The size of `value` in the units [`evaluation_cost`] is per: one per

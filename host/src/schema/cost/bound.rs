@@ -137,6 +137,50 @@ impl<'a> Graph<'a> {
         }
     }
 
+    /// How deep the nesting of subschemas can go in one evaluation, for a
+    /// value nested `k` levels deep, for every `k` up to
+    /// [`MAX_INSTANCE_DEPTH`] (index `k`; past the end, the last entry).
+    /// By the same rounds as [`Graph::fixpoint`]: a node is one level deeper
+    /// than the deepest of its in-place targets (this round) and of its
+    /// child targets (last round, one value level up). Refuses a schema
+    /// that nests deeper than `max` even for a value with no children.
+    pub(super) fn depth(&self, order: &[NodeId], max: u64) -> Result<Vec<u64>, CostError> {
+        let n = self.nodes.len();
+        let mut previous = vec![0u64; n];
+        let mut current = vec![0u64; n];
+        let mut by_level = Vec::new();
+        for level in 0..=MAX_INSTANCE_DEPTH {
+            for &id in order {
+                let deepest = self.nodes[id]
+                    .edges
+                    .iter()
+                    .map(|edge| match edge.slot {
+                        Slot::InPlace => current[edge.target],
+                        _ => previous[edge.target],
+                    })
+                    .max()
+                    .unwrap_or(0);
+                // Saturating just past `max`: deeper is refused either way.
+                let depth = (deepest + 1).min(max + 1);
+                if level == 0 && depth > max {
+                    return Err(CostError::TooDeep {
+                        depth,
+                        max,
+                        at: self.nodes[id].pointer.clone(),
+                    });
+                }
+                current[id] = depth;
+            }
+            let stable = current == previous;
+            std::mem::swap(&mut current, &mut previous);
+            by_level.push(previous.first().copied().unwrap_or(0));
+            if stable {
+                break;
+            }
+        }
+        Ok(by_level)
+    }
+
     /// The least fixpoint of the bound over `order`, by rounds: round `r`
     /// bounds values nested `r` levels deep, so `MAX_INSTANCE_DEPTH + 1`
     /// rounds cover every instance serde_json parses; stops once stable.

@@ -204,3 +204,64 @@ fn instance_units_count_values_and_bytes_and_stop_early() {
     assert_eq!(instance_units(&deep, u64::MAX - 1), u64::MAX);
     assert_eq!(instance_units(&deep[0], u64::MAX - 1), 129);
 }
+
+/// A chain of `depth` one-branch `anyOf`s through `$ref`s: cheap per value
+/// (4 units a link) but as deep as it is long.
+fn ref_chain(depth: usize) -> Value {
+    let defs: serde_json::Map<String, Value> = (0..depth)
+        .map(|i| {
+            let def = if i + 1 == depth {
+                json!({"type": "integer"})
+            } else {
+                json!({"anyOf": [{"$ref": format!("#/$defs/d{}", i + 1)}]})
+            };
+            (format!("d{i}"), def)
+        })
+        .collect();
+    json!({"$defs": defs, "$ref": "#/$defs/d0"})
+}
+
+#[test]
+fn schemas_that_nest_too_deep_for_the_stack_are_refused() {
+    // 5,000 links overflowed a 2 MiB stack in the validator; within the
+    // cost limit, so only the depth bound refuses it.
+    let deep = ref_chain(5000);
+    let err = evaluation_bounds(&deep, u64::MAX / 4).unwrap_err();
+    assert!(matches!(err, CostError::TooDeep { max: 512, .. }), "{err}");
+    assert!(err.to_string().contains("shorten the chain"), "{err}");
+    // A short chain is fine, and as deep as it is long (two subschemas a link).
+    let bounds = evaluation_bounds(&ref_chain(100), u64::MAX / 4).unwrap();
+    assert!(
+        (200..=202).contains(&bounds.depth_for(0)),
+        "{}",
+        bounds.depth_for(0)
+    );
+}
+
+#[test]
+fn recursive_schemas_nest_deeper_for_deeper_values() {
+    let tree = json!({"type": "object", "properties": {"children": {
+        "type": "array", "items": {"$ref": "#"}}}});
+    let bounds = evaluation_bounds(&tree, 1000).unwrap();
+    let (shallow, deep) = (bounds.depth_for(0), bounds.depth_for(100));
+    assert!(shallow <= 3, "{shallow}");
+    // Three subschemas for every two levels (object, then array).
+    assert!((140..=MAX_EVALUATION_DEPTH).contains(&deep), "{deep}");
+    // Past the deepest value serde_json parses, the last level holds.
+    assert_eq!(
+        bounds.depth_for(10_000),
+        bounds.depth_for(MAX_INSTANCE_DEPTH)
+    );
+}
+
+#[test]
+fn instance_depth_counts_nesting_and_stops_early() {
+    assert_eq!(instance_depth(&json!(1), 10), 0);
+    assert_eq!(instance_depth(&json!([]), 10), 0);
+    assert_eq!(instance_depth(&json!({"a": [1, {"b": [2]}]}), 10), 4);
+    let mut deep = json!(0);
+    for _ in 0..1000 {
+        deep = json!([deep]);
+    }
+    assert_eq!(instance_depth(&deep, 10), 11);
+}
