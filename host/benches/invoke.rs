@@ -102,14 +102,14 @@ fn invoke(c: &mut Criterion) {
     group.bench_function("bare_wasmtime", |b| {
         b.to_async(&runtime).iter(|| bare_call(&engine, &pre));
     });
-    let tiny_harness_host::registry::Source::Plugin { plugin } = &host
-        .registry()
+    let registry = host.registry();
+    let plugin = registry
         .get("hello/hello.greet")
         .expect("greet")
         .source
-    else {
-        unreachable!("greet comes from a plugin");
-    };
+        .as_any()
+        .downcast_ref::<tiny_harness_host::Plugin>()
+        .expect("greet comes from a plugin");
     group.bench_function("plugin_call", |b| {
         b.to_async(&runtime).iter(|| async {
             let result = plugin.call("hello", "greet", &good.arguments).await;

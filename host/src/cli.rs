@@ -245,13 +245,9 @@ fn print_tools(host: &Host, json: bool) -> anyhow::Result<()> {
         let tools: Vec<serde_json::Value> = registry
             .tools()
             .map(|t| {
-                let source = match &t.source {
-                    tiny_harness_host::registry::Source::Plugin { plugin } => plugin.name(),
-                    _ => "",
-                };
                 serde_json::json!({
                     "name": t.name.as_str(),
-                    "plugin": source,
+                    "plugin": t.name.plugin(),
                     "server": t.name.server(),
                     "tool": t.name.tool(),
                     "description": t.definition.description,
@@ -331,8 +327,8 @@ fn mode_name(mode: DirMode) -> &'static str {
 fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
     let registry = host.registry();
     let plugins: Vec<(&str, &Plugin)> = registry
-        .plugins()
-        .filter_map(|(name, source)| Some((name, source.plugin()?.as_ref())))
+        .sources()
+        .filter_map(|(name, source)| Some((name, source.as_any().downcast_ref::<Plugin>()?)))
         .collect();
     let tool_count = |name: &str| registry.tools().filter(|t| t.name.plugin() == name).count();
     if json {

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use crate::config::{Config, ConfigError};
 use crate::invoke::{CallOutcome, Invoker, ToolCall};
 use crate::plugin::{LoadError, Plugin, PluginEngine, PluginSpec};
-use crate::registry::{Registry, RegistryError, Source};
+use crate::registry::{LiveRegistry, Registry, RegistryError};
+use crate::source::ToolSource;
 
 /// Why a host could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -54,11 +55,9 @@ impl HostBuilder {
         let name = spec.name.clone();
         let limits = spec.limits.registration;
         let (plugin, tools) = Plugin::load(&self.engine, spec).await?;
-        let source = Source::Plugin {
-            plugin: Arc::new(plugin),
-        };
+        let source: Arc<dyn ToolSource> = Arc::new(plugin);
         self.registry
-            .register_plugin(&name, tools, source, &limits)
+            .register(&name, tools, source, &limits)
             .map_err(|source| HostError::Registry {
                 plugin: name,
                 source,
@@ -98,7 +97,7 @@ impl HostBuilder {
     /// Finishes the host.
     pub fn build(self) -> Host {
         Host {
-            invoker: Invoker::new(Arc::new(self.registry)),
+            invoker: Invoker::new(Arc::new(LiveRegistry::new(self.registry))),
         }
     }
 }
@@ -117,9 +116,15 @@ impl Host {
         Ok(builder.build())
     }
 
-    /// The registry.
-    pub fn registry(&self) -> &Registry {
+    /// The registry as it is now (a snapshot).
+    pub fn registry(&self) -> Arc<Registry> {
         self.invoker.registry()
+    }
+
+    /// The registry itself, to change it while calls run (see
+    /// [`LiveRegistry`]).
+    pub fn live_registry(&self) -> &Arc<LiveRegistry> {
+        self.invoker.live_registry()
     }
 
     /// The invoker.

@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::registry::{Registry, Source};
+use crate::registry::{LiveRegistry, Registry};
 use crate::render;
 use crate::schema::{CompiledSchema, Inadmissible};
 use crate::tool::{CallError, ContentPart, ToolResult, Violation};
@@ -106,17 +106,23 @@ impl CallOutcome {
 /// safe to share between tasks: calls run concurrently.
 #[derive(Debug, Clone)]
 pub struct Invoker {
-    registry: Arc<Registry>,
+    registry: Arc<LiveRegistry>,
 }
 
 impl Invoker {
-    /// An invoker over `registry`.
-    pub fn new(registry: Arc<Registry>) -> Self {
+    /// An invoker over `registry`, which may change while calls run.
+    pub fn new(registry: Arc<LiveRegistry>) -> Self {
         Invoker { registry }
     }
 
-    /// The registry it dispatches to.
-    pub fn registry(&self) -> &Registry {
+    /// The registry as it is now (a snapshot: it does not change under its
+    /// holder).
+    pub fn registry(&self) -> Arc<Registry> {
+        self.registry.snapshot()
+    }
+
+    /// The registry itself, to change it while calls run.
+    pub fn live_registry(&self) -> &Arc<LiveRegistry> {
         &self.registry
     }
 
@@ -131,12 +137,14 @@ impl Invoker {
 
     async fn run(&self, call: &ToolCall) -> Result<ToolResult, CallError> {
         let started = Instant::now();
-        let Some(entry) = self.registry.get(&call.name) else {
+        // The entry holds its source: a change to the registry after this
+        // lookup does not disturb the call.
+        let Some(entry) = self.registry.snapshot().get(&call.name).cloned() else {
             return Err(CallError::UnknownTool {
                 name: call.name.clone(),
             });
         };
-        let limits = entry.source.limits();
+        let limits = entry.source.call_limits();
         let deadline = started + limits.timeout;
         let timed_out = || CallError::Timeout {
             limit: limits.timeout,
@@ -149,18 +157,15 @@ impl Invoker {
         if Instant::now() >= deadline {
             return Err(timed_out());
         }
-        let result = match &entry.source {
-            Source::Plugin { plugin } => {
-                plugin
-                    .call_until(
-                        entry.name.server(),
-                        entry.name.tool(),
-                        &call.arguments,
-                        deadline,
-                    )
-                    .await?
-            }
-        };
+        let result = entry
+            .source
+            .call(
+                entry.name.server(),
+                entry.name.tool(),
+                &call.arguments,
+                deadline,
+            )
+            .await?;
         if let Some(schema) = &entry.output_schema {
             check_output(schema, &result)?;
             if Instant::now() >= deadline {

@@ -51,6 +51,7 @@ pub mod plugin;
 pub mod registry;
 pub mod render;
 pub mod schema;
+pub mod source;
 pub mod tool;
 
 pub use config::{Config, ConfigError};
@@ -61,5 +62,6 @@ pub use plugin::{
     CompileCache, CompileOrigin, DirGrant, DirMode, Grants, Limits, LoadError, Plugin,
     PluginEngine, PluginSpec,
 };
-pub use registry::{RegistrationLimits, Registry, RegistryError, ToolName};
+pub use registry::{LiveRegistry, RegistrationLimits, Registry, RegistryError, ToolName};
+pub use source::{CallLimits, PendingTool, ToolSource};
 pub use tool::{Annotations, CallError, ContentPart, ToolDefinition, ToolResult};

@@ -11,6 +11,10 @@
 //!   name, a duplicate or a schema that does not compile refuses the whole
 //!   batch and leaves the registry as it was.
 //! - Every input schema is compiled here, once.
+//! - A registry never changes under a call: [`LiveRegistry`] swaps whole
+//!   snapshots, and a call keeps the one it started with.
+//! - Where a tool runs is a [`ToolSource`]; the registry knows no kind of
+//!   source by name.
 //! - What a source registers is bounded ([`RegistrationLimits`]): how many
 //!   tools and servers, how long each description and title, how large and
 //!   how costly to evaluate each schema, and how large the whole. A source
@@ -21,6 +25,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::schema::{CompiledSchema, SchemaHash};
+use crate::source::{PendingTool, ToolSource};
 use crate::tool::ToolDefinition;
 
 /// The longest plugin or server name.
@@ -120,55 +125,12 @@ pub fn check_tool_name(name: &str) -> Result<(), RegistryError> {
     }
 }
 
-/// Where a registered tool runs.
-#[derive(Clone)]
-#[non_exhaustive]
-pub enum Source {
-    /// A sandboxed WebAssembly plugin; `server` and `tool` are the names the
-    /// plugin knows the tool by.
-    Plugin {
-        /// The loaded plugin.
-        plugin: Arc<crate::plugin::Plugin>,
-    },
-}
-
-impl Source {
-    /// The limits calls to this source run under.
-    pub fn limits(&self) -> &crate::plugin::Limits {
-        match self {
-            Source::Plugin { plugin } => plugin.limits(),
-        }
-    }
-
-    /// The plugin behind this source, if it is one.
-    pub fn plugin(&self) -> Option<&Arc<crate::plugin::Plugin>> {
-        match self {
-            Source::Plugin { plugin } => Some(plugin),
-        }
-    }
-}
-
-impl fmt::Debug for Source {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Source::Plugin { plugin } => write!(f, "Plugin({})", plugin.name()),
-        }
-    }
-}
-
 mod limits;
+mod live;
 
 use limits::Meter;
 pub use limits::{RegistrationLimit, RegistrationLimits};
-
-/// A tool offered for registration.
-#[derive(Debug)]
-pub struct PendingTool {
-    /// The server part of its name.
-    pub server: String,
-    /// The definition, as the source gave it.
-    pub definition: ToolDefinition,
-}
+pub use live::LiveRegistry;
 
 /// A registered tool.
 #[derive(Debug)]
@@ -182,7 +144,7 @@ pub struct RegisteredTool {
     /// Its compiled output schema, when it declares one.
     pub output_schema: Option<CompiledSchema>,
     /// Where it runs.
-    pub source: Source,
+    pub source: Arc<dyn ToolSource>,
 }
 
 impl RegisteredTool {
@@ -227,6 +189,9 @@ pub enum RegistryError {
     /// A plugin of this name is already registered.
     #[error("plugin {0:?} is already registered")]
     DuplicatePlugin(String),
+    /// No source of this name is registered.
+    #[error("no plugin {0:?} is registered")]
+    UnknownSource(String),
     /// The registration is over one of its limits.
     #[error(
         "{what} is {}{amount} {}, more than the limit of {max}; raise \
@@ -250,10 +215,10 @@ pub enum RegistryError {
 }
 
 /// Every callable tool, by full name.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Registry {
     tools: BTreeMap<String, Arc<RegisteredTool>>,
-    plugins: BTreeMap<String, Source>,
+    sources: BTreeMap<String, Arc<dyn ToolSource>>,
 }
 
 impl Registry {
@@ -262,25 +227,90 @@ impl Registry {
         Self::default()
     }
 
-    /// Registers all of one plugin's tools, or none of them.
+    /// Registers all of one source's tools, or none of them.
     ///
-    /// `plugin` is the name from the host config. Every name is checked,
-    /// every limit applied, every schema compiled and every duplicate
-    /// refused before anything is inserted.
-    pub fn register_plugin(
+    /// `name` is the source's name in the host config (the plugin's), the
+    /// first part of every tool name. Every name is checked, every limit
+    /// applied, every schema compiled and every duplicate refused before
+    /// anything is inserted.
+    pub fn register(
         &mut self,
-        plugin: &str,
+        name: &str,
         tools: Vec<PendingTool>,
-        source: Source,
+        source: Arc<dyn ToolSource>,
         limits: &RegistrationLimits,
     ) -> Result<usize, RegistryError> {
-        check_segment("plugin", plugin)?;
-        if self.plugins.contains_key(plugin) {
-            return Err(RegistryError::DuplicatePlugin(plugin.to_owned()));
+        check_segment("plugin", name)?;
+        if self.sources.contains_key(name) {
+            return Err(RegistryError::DuplicatePlugin(name.to_owned()));
         }
-        let mut meter = Meter::new(plugin, limits);
-        meter.count(RegistrationLimit::Tools, "the registration", tools.len())?;
-        let servers: BTreeSet<&str> = tools.iter().map(|t| t.server.as_str()).collect();
+        let batch = self.batch(name, tools, &source, limits, 0)?;
+        let count = batch.len();
+        self.tools.extend(batch);
+        self.sources.insert(name.to_owned(), source);
+        Ok(count)
+    }
+
+    /// A new registry in which server `server` of source `name` holds
+    /// exactly `tools` (checked as [`Registry::register`] checks them,
+    /// against the source's limits with its other servers' tools counted),
+    /// and everything else is as here. `self` is untouched: a call that
+    /// holds it keeps the tools it started with.
+    pub fn with_server_replaced(
+        &self,
+        name: &str,
+        server: &str,
+        tools: Vec<PendingTool>,
+        limits: &RegistrationLimits,
+    ) -> Result<Registry, RegistryError> {
+        let source = self
+            .sources
+            .get(name)
+            .cloned()
+            .ok_or_else(|| RegistryError::UnknownSource(name.to_owned()))?;
+        if let Some(other) = tools.iter().find(|t| t.server != server) {
+            return Err(RegistryError::InvalidName {
+                what: "server",
+                name: crate::display::one_line(&other.server).into_owned(),
+                reason: format!("only server {server:?} is being replaced"),
+            });
+        }
+        let mut next = self.clone();
+        next.tools
+            .retain(|_, t| !(t.name.plugin() == name && t.name.server() == server));
+        let others = next
+            .tools
+            .values()
+            .filter(|t| t.name.plugin() == name)
+            .count();
+        let batch = next.batch(name, tools, &source, limits, others)?;
+        next.tools.extend(batch);
+        Ok(next)
+    }
+
+    /// Checks and compiles one source's tools into entries, refusing names
+    /// already here; `already` is how many tools the source keeps besides.
+    fn batch(
+        &self,
+        name: &str,
+        tools: Vec<PendingTool>,
+        source: &Arc<dyn ToolSource>,
+        limits: &RegistrationLimits,
+        already: usize,
+    ) -> Result<BTreeMap<String, Arc<RegisteredTool>>, RegistryError> {
+        let mut meter = Meter::new(name, limits);
+        let total = tools.len().saturating_add(already);
+        meter.count(RegistrationLimit::Tools, "the registration", total)?;
+        let servers: BTreeSet<&str> = tools
+            .iter()
+            .map(|t| t.server.as_str())
+            .chain(
+                self.tools
+                    .values()
+                    .filter(|t| t.name.plugin() == name)
+                    .map(|t| t.name.server()),
+            )
+            .collect();
         meter.count(
             RegistrationLimit::Servers,
             "the registration",
@@ -289,25 +319,26 @@ impl Registry {
         drop(servers);
         let mut batch: BTreeMap<String, Arc<RegisteredTool>> = BTreeMap::new();
         for pending in tools {
-            let name = ToolName::new(plugin, &pending.server, &pending.definition.name)?;
-            if self.tools.contains_key(name.as_str()) || batch.contains_key(name.as_str()) {
-                return Err(RegistryError::Duplicate(name.full));
+            let tool_name = ToolName::new(name, &pending.server, &pending.definition.name)?;
+            if self.tools.contains_key(tool_name.as_str()) || batch.contains_key(tool_name.as_str())
+            {
+                return Err(RegistryError::Duplicate(tool_name.full));
             }
             let definition = &pending.definition;
             meter.text(
-                &name,
+                &tool_name,
                 RegistrationLimit::Description,
                 &definition.description,
             )?;
             if let Some(title) = &definition.title {
-                meter.text(&name, RegistrationLimit::Title, title)?;
+                meter.text(&tool_name, RegistrationLimit::Title, title)?;
             }
-            meter.spend(name.as_str().len())?;
+            meter.spend(tool_name.as_str().len())?;
             let compile =
                 |meter: &mut Meter<'_>, which: &'static str, schema: &serde_json::Value| {
-                    meter.schema(&name, which, schema)?;
+                    meter.schema(&tool_name, which, schema)?;
                     CompiledSchema::compile(schema, limits.schema_cost)
-                        .map_err(|e| meter.schema_refused(&name, which, e))
+                        .map_err(|e| meter.schema_refused(&tool_name, which, e))
                 };
             let schema = compile(&mut meter, "input", &definition.input_schema)?;
             let output_schema = definition
@@ -316,7 +347,7 @@ impl Registry {
                 .map(|schema| compile(&mut meter, "output", schema))
                 .transpose()?;
             let entry = RegisteredTool {
-                name,
+                name: tool_name,
                 definition: pending.definition,
                 schema,
                 output_schema,
@@ -324,10 +355,7 @@ impl Registry {
             };
             batch.insert(entry.name.full.clone(), Arc::new(entry));
         }
-        let count = batch.len();
-        self.tools.extend(batch);
-        self.plugins.insert(plugin.to_owned(), source);
-        Ok(count)
+        Ok(batch)
     }
 
     /// The tool of this exact full name.
@@ -340,12 +368,17 @@ impl Registry {
         self.tools.values()
     }
 
-    /// Every registered plugin (including any that supplies no tools) and
-    /// its source, ordered by name.
-    pub fn plugins(&self) -> impl Iterator<Item = (&str, &Source)> {
-        self.plugins
+    /// Every registered source (including any that supplies no tools), by
+    /// its name in the config, ordered by name.
+    pub fn sources(&self) -> impl Iterator<Item = (&str, &Arc<dyn ToolSource>)> {
+        self.sources
             .iter()
             .map(|(name, source)| (name.as_str(), source))
+    }
+
+    /// The source registered under `name`.
+    pub fn source(&self, name: &str) -> Option<&Arc<dyn ToolSource>> {
+        self.sources.get(name)
     }
 
     /// How many tools are registered.

@@ -9,7 +9,8 @@ use std::time::Duration;
 use serde_json::json;
 use tiny_harness_host::registry::RegistrationLimit;
 use tiny_harness_host::{
-    CallError, DirGrant, DirMode, HostBuilder, HostError, LoadError, PluginSpec, RegistryError,
+    CallError, DirGrant, DirMode, HostBuilder, HostError, LoadError, Plugin, PluginSpec,
+    RegistryError,
 };
 
 use crate::common::{call, error_code, host, hostile, json_of, result_of, text_of};
@@ -414,8 +415,11 @@ async fn a_call_blocked_in_a_host_call_is_accounted_for_and_does_not_block_shutd
     });
     spec.limits.timeout = Duration::from_millis(300);
     let host = host(vec![spec]).await;
-    let (_, source) = host.registry().plugins().next().unwrap();
-    let engine = source.plugin().unwrap().engine().clone();
+    let registry = host.registry();
+    let (_, source) = registry.sources().next().unwrap();
+    let plugin = source.as_any().downcast_ref::<Plugin>().unwrap();
+    let engine = plugin.engine().clone();
+    drop(registry);
     // Opening a FIFO with no writer blocks in the host's open(2), which no
     // deadline can interrupt: the call times out, and the blocked
     // operation is counted until it returns.

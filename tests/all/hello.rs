@@ -5,7 +5,11 @@ use crate::common::{call, error_code, host, spec, text_of};
 #[tokio::test]
 async fn the_example_plugin_greets() {
     let host = host(vec![spec("hello", "hello")]).await;
-    let names: Vec<&str> = host.registry().tools().map(|t| t.name.as_str()).collect();
+    let names: Vec<String> = host
+        .registry()
+        .tools()
+        .map(|t| t.name.to_string())
+        .collect();
     assert_eq!(names, ["hello/hello.greet"]);
 
     let outcome = call(

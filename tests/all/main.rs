@@ -11,6 +11,7 @@ mod hardening;
 mod hello;
 mod isolation;
 mod limits_props;
+mod live;
 mod load_errors;
 mod registration;
 mod render;

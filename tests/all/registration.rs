@@ -30,10 +30,18 @@ async fn the_fs_plugin_supplies_exactly_its_five_tools() {
         tiny_harness_host::DirMode::ReadOnly,
     )])
     .await;
-    let names: Vec<&str> = host.registry().tools().map(|t| t.name.as_str()).collect();
+    let names: Vec<String> = host
+        .registry()
+        .tools()
+        .map(|t| t.name.to_string())
+        .collect();
     assert_eq!(names, FS_TOOLS);
 
-    let read = host.registry().get("fs/workspace.read_file").unwrap();
+    let read = host
+        .registry()
+        .get("fs/workspace.read_file")
+        .cloned()
+        .unwrap();
     assert_eq!(read.name.plugin(), "fs");
     assert_eq!(read.name.server(), "workspace");
     assert_eq!(read.name.tool(), "read_file");
@@ -41,7 +49,11 @@ async fn the_fs_plugin_supplies_exactly_its_five_tools() {
     assert!(read.definition.annotations.idempotent);
     assert_eq!(read.schema_hash().as_str().len(), 64);
 
-    let write = host.registry().get("fs/workspace.write_file").unwrap();
+    let write = host
+        .registry()
+        .get("fs/workspace.write_file")
+        .cloned()
+        .unwrap();
     assert!(!write.definition.annotations.read_only);
     assert!(write.definition.annotations.destructive);
 

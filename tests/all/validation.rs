@@ -161,6 +161,7 @@ async fn results_are_checked_against_the_output_schema() {
     let tool = host
         .registry()
         .get("hostile/chaos.structured")
+        .cloned()
         .expect("registered");
     assert!(tool.output_schema_hash().is_some());
 

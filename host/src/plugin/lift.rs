@@ -19,7 +19,8 @@
 use super::bindings;
 use super::sandbox::Limits;
 use crate::display;
-use crate::registry::{PendingTool, RegistrationLimit, RegistrationLimits, RegistryError};
+use crate::registry::{RegistrationLimit, RegistrationLimits, RegistryError};
+use crate::source::PendingTool;
 use crate::tool::{Annotations, CallError, ContentPart, ResultBudget, ToolDefinition, ToolResult};
 
 /// The least hostcall fuel a call gets, whatever its limits: the guest's

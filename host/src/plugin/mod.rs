@@ -33,7 +33,7 @@ pub use error::LoadError;
 pub use sandbox::{CallState, DirGrant, DirMode, Grants, Limits};
 
 use crate::display;
-use crate::registry::PendingTool;
+use crate::source::{CallFuture, CallLimits, PendingTool, ToolSource};
 use crate::tool::{CallError, ResultBudget, ToolResult};
 use bindings::PluginPre;
 
@@ -429,6 +429,30 @@ fn error_chain(error: &wasmtime::Error) -> String {
         .filter(|text| !text.starts_with(BACKTRACE))
         .collect();
     display::one_line(&links.join(": ")).into_owned()
+}
+
+impl ToolSource for Plugin {
+    fn kind(&self) -> &'static str {
+        "plugin"
+    }
+
+    fn call_limits(&self) -> CallLimits {
+        CallLimits::new(self.limits.timeout, self.limits.arguments_bytes)
+    }
+
+    fn call<'a>(
+        &'a self,
+        server: &'a str,
+        tool: &'a str,
+        arguments: &'a serde_json::Value,
+        deadline: Instant,
+    ) -> CallFuture<'a> {
+        Box::pin(self.call_until(server, tool, arguments, deadline))
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 /// Tells a component from a core module or a file that is not WebAssembly.

@@ -1,0 +1,78 @@
+//! What a source of tools is: something that registers tool definitions
+//! and then runs one of them, by server and tool name, when the invoker
+//! asks. Plugins are sources today; MCP sessions and intrinsics are the
+//! next ones.
+//!
+//! Invariant: this is the only thing the registry and the invoker know
+//! about where a tool runs. A new kind of source implements [`ToolSource`]
+//! and touches neither of them; the registry never imports a source's own
+//! module.
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use crate::tool::{CallError, ToolDefinition, ToolResult};
+
+/// A tool a source offers for registration.
+#[derive(Debug)]
+pub struct PendingTool {
+    /// The server part of its name.
+    pub server: String,
+    /// The definition, as the source gave it.
+    pub definition: ToolDefinition,
+}
+
+/// What the invoker needs to know of a source before it calls it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CallLimits {
+    /// The longest a call may take, validation included.
+    pub timeout: Duration,
+    /// The largest arguments (compact JSON) a call may pass.
+    pub arguments_bytes: usize,
+}
+
+impl CallLimits {
+    /// Limits of `timeout` and `arguments_bytes`.
+    pub fn new(timeout: Duration, arguments_bytes: usize) -> Self {
+        CallLimits {
+            timeout,
+            arguments_bytes,
+        }
+    }
+}
+
+/// The future a [`ToolSource`] call returns.
+pub type CallFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolResult, CallError>> + Send + 'a>>;
+
+/// A source of tools: it runs the tools it registered.
+///
+/// Implementations must contain every failure of their own in the
+/// [`CallError`] they return (a crash, a timeout, a broken transport) and
+/// must stop by `deadline`; the invoker has already validated the
+/// arguments against the tool's input schema and checks the result
+/// against its output schema afterwards.
+pub trait ToolSource: Send + Sync + fmt::Debug {
+    /// What kind of source this is (`plugin`, `mcp`, ...), for people.
+    fn kind(&self) -> &'static str;
+
+    /// The limits calls to this source run under.
+    fn call_limits(&self) -> CallLimits;
+
+    /// Runs the tool `tool` of server `server` with `arguments` (already
+    /// valid for its input schema), stopping at `deadline`.
+    fn call<'a>(
+        &'a self,
+        server: &'a str,
+        tool: &'a str,
+        arguments: &'a serde_json::Value,
+        deadline: Instant,
+    ) -> CallFuture<'a>;
+
+    /// The source as [`Any`], so that code that knows a concrete kind (the
+    /// CLI showing a plugin's grants) can reach it.
+    fn as_any(&self) -> &dyn Any;
+}
