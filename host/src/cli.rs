@@ -63,7 +63,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// List every registered tool: name, idempotency, source plugin, input-schema sha256 and description.
+    /// List every registered tool: name, idempotency, source plugin, input-schema sha256 and the first line of its description.
     Tools {
         /// Print a JSON array instead of a table (includes each input schema and any output schema, with their sha256).
         #[arg(long)]
@@ -277,7 +277,7 @@ fn print_tools(host: &Host, json: bool) -> anyhow::Result<()> {
     for t in registry.tools() {
         // The plugin's own words: the first line, escaped, so that the row
         // stays one row and the terminal does only what the table asks.
-        let description = t.definition.description.lines().next().unwrap_or("");
+        let description = summary(&t.definition.description);
         let _ = write!(
             table,
             "\n{:width$}  {:10}  {:12}  {:64}  {}",
@@ -289,10 +289,26 @@ fn print_tools(host: &Host, json: bool) -> anyhow::Result<()> {
             },
             one_line(t.name.plugin()),
             t.schema_hash().as_str(),
-            one_line(description)
+            one_line(&description)
         );
     }
     emit(&table)
+}
+
+/// The most characters of a description the `tools` table shows.
+const SUMMARY_CHARS: usize = 200;
+
+/// A description's first line, at most [`SUMMARY_CHARS`] long, with ` …`
+/// when there is more (the whole is in `tools --json`).
+fn summary(description: &str) -> String {
+    let trimmed = description.trim();
+    let first = trimmed.lines().next().unwrap_or("");
+    let cut: String = first.chars().take(SUMMARY_CHARS).collect();
+    if cut.len() < trimmed.len() {
+        format!("{cut} …")
+    } else {
+        cut
+    }
 }
 
 /// What a plugin is granted, in one line: `dirs: GUEST=HOST (mode), ...;

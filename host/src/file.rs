@@ -9,6 +9,9 @@
 //!
 //! - it never blocks on opening: the file is opened with `O_NONBLOCK` (and
 //!   `O_NOCTTY`, so a terminal never becomes ours, and `O_CLOEXEC`);
+//! - it does not even open what the path names unless `stat` says it is a
+//!   regular file (opening some devices has effects of its own, such as
+//!   rewinding a tape);
 //! - it reads only regular files, and decides that from `fstat` on the
 //!   descriptor it opened, not from the path, so the path cannot be swapped
 //!   between the check and the read;
@@ -148,6 +151,13 @@ pub fn read_regular(path: &Path, what: &'static str, max_bytes: u64) -> Result<V
         path: path.to_owned(),
         reason,
     };
+    // A first look by path, so that a device is not even opened; the
+    // decision that counts is `inspect` on the descriptor, below.
+    if let Ok(meta) = std::fs::metadata(path)
+        && let Some(kind) = kind_of(&meta)
+    {
+        return Err(fail(Reason::NotRegular { kind, what }));
+    }
     let file = open(path).map_err(|e| fail(open_failure(path, what, e)))?;
     let (kind, size) = inspect(&file).map_err(|e| fail(Reason::Io(e)))?;
     if let Some(kind) = kind {
@@ -217,6 +227,34 @@ fn open_failure(path: &Path, what: &'static str, error: std::io::Error) -> Reaso
     #[cfg(not(unix))]
     let _ = (path, what);
     Reason::Io(error)
+}
+
+/// What `meta` describes, when it is not a regular file.
+fn kind_of(meta: &std::fs::Metadata) -> Option<FileKind> {
+    let file_type = meta.file_type();
+    if file_type.is_file() {
+        return None;
+    }
+    if file_type.is_dir() {
+        return Some(FileKind::Directory);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if file_type.is_fifo() {
+            return Some(FileKind::Fifo);
+        }
+        if file_type.is_char_device() {
+            return Some(FileKind::CharacterDevice);
+        }
+        if file_type.is_block_device() {
+            return Some(FileKind::BlockDevice);
+        }
+        if file_type.is_socket() {
+            return Some(FileKind::Socket);
+        }
+    }
+    Some(FileKind::Unknown)
 }
 
 /// The kind of the opened file (`None` for a regular file) and its size,
@@ -297,6 +335,31 @@ mod tests {
                 fifo.display()
             )
         );
+    }
+
+    /// The path is looked at before it is opened, but a FIFO swapped in
+    /// between must not block the open either: the open itself is
+    /// non-blocking, and `inspect` then refuses what it opened.
+    #[test]
+    fn opening_a_fifo_itself_does_not_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
+        let (sender, receiver) = mpsc::channel();
+        std::thread::spawn(move || {
+            let opened = open(&fifo).and_then(|file| inspect(&file));
+            let _ = sender.send(opened.map(|(kind, _)| kind));
+        });
+        let kind = receiver
+            .recv_timeout(Duration::from_secs(60))
+            .expect("opening a FIFO blocked")
+            .unwrap();
+        assert_eq!(kind, Some(FileKind::Fifo));
     }
 
     #[test]

@@ -122,7 +122,8 @@ fn tool_descriptions_reach_the_terminal_escaped() {
     );
     let (text, echo) = echo_row(dir.path(), "control.toml");
     assert!(
-        echo.ends_with(r"Echoes \x1b[31mred\x1b[0m text."),
+        // The first line, escaped, and a mark that there is more.
+        echo.ends_with(r"Echoes \x1b[31mred\x1b[0m text. …"),
         "{echo:?}"
     );
     assert!(!text.contains("SECOND LINE"), "only the first line: {text}");
