@@ -33,8 +33,9 @@
 //!
 //! Modules, lowest layer first: [`tool`] (plain data), [`display`] and
 //! [`file`] (text for terminals, files from outside), [`schema`],
-//! [`registry`], [`plugin`] (everything wasmtime), [`render`], [`invoke`],
-//! [`config`], [`host`] (the facade). The `tiny-harness` binary is a thin
+//! [`source`], [`registry`], [`plugin`] (everything wasmtime), [`render`],
+//! [`invoke`], [`wire`] (names providers accept), [`config`], [`host`] (the
+//! facade). The `tiny-harness` binary is a thin
 //! layer over [`host`].
 //!
 //! Everything from outside is untrusted and bounded: every size, count and
@@ -53,6 +54,7 @@ pub mod render;
 pub mod schema;
 pub mod source;
 pub mod tool;
+pub mod wire;
 
 pub use config::{Config, ConfigError};
 pub use file::FileError;
@@ -65,3 +67,4 @@ pub use plugin::{
 pub use registry::{LiveRegistry, RegistrationLimits, Registry, RegistryError, ToolName};
 pub use source::{CallLimits, PendingTool, ToolSource};
 pub use tool::{Annotations, CallError, ContentPart, ToolDefinition, ToolResult};
+pub use wire::{UnknownWireName, WireCodec, WireRule};
