@@ -13,15 +13,15 @@
 
 use std::fmt::Write as _;
 use std::io::{Read as _, Write as _};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use tiny_harness_host::display::{block, one_line};
 use tiny_harness_host::{
-    CompileCache, CompileOrigin, Config, DirMode, Grants, Host, HostBuilder, Plugin, PluginEngine,
-    ToolCall, config::DEFAULT_FILE,
+    CompileCache, CompileOrigin, Config, DirMode, Grants, Host, HostBuilder, Journal, Plugin,
+    PluginEngine, ToolCall, config::DEFAULT_FILE,
 };
 
 /// Exit code for a usage or config error.
@@ -56,6 +56,15 @@ struct Cli {
     /// Compile every plugin afresh, without reading or writing the compile cache.
     #[arg(long, global = true)]
     no_cache: bool,
+
+    /// Append one JSON line per call to this file: time, call id, tool, hashes of the
+    /// arguments, of the tool's definition and of the rendered result, and the outcome.
+    #[arg(long, global = true, value_name = "FILE")]
+    journal: Option<PathBuf>,
+
+    /// With --journal, also record the arguments and the rendered result themselves.
+    #[arg(long, global = true, requires = "journal")]
+    journal_full: bool,
 
     #[command(subcommand)]
     command: Command,
@@ -160,6 +169,16 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let engine = PluginEngine::with_compile_cache(cache)
         .map_err(|e| anyhow::anyhow!("cannot start the WebAssembly engine: {e}"))?;
     let mut builder = HostBuilder::with_engine(engine);
+    let journal = match &cli.journal {
+        Some(path) => {
+            let journal = Journal::open(path, cli.journal_full)
+                .map_err(|e| anyhow::anyhow!("cannot open the journal {}: {e}", path.display()))?;
+            let journal = std::sync::Arc::new(journal);
+            builder.journal(journal.clone());
+            Some(journal)
+        }
+        None => None,
+    };
     builder.load_config(&config).await?;
     let host = builder.build();
     match cli.command {
@@ -184,7 +203,13 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 // The block's lines stay lines; the plugin's escape
                 // sequences, carriage returns and bidi overrides show as
                 // escapes instead of acting on the terminal.
-                emit(&block(&outcome.render()))?;
+                emit(&block(outcome.render()))?;
+            }
+            if let Some(error) = journal.as_ref().and_then(|j| j.take_error()) {
+                let path = cli.journal.as_deref().unwrap_or(Path::new("")).display();
+                anyhow::bail!(
+                    "the call ran but could not be written to the journal {path}: {error}"
+                );
             }
             Ok(if outcome.is_error() {
                 ExitCode::from(1)

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::config::{Config, ConfigError};
 use crate::invoke::{CallOutcome, Invoker, ToolCall};
+use crate::journal::Journal;
 use crate::plugin::{LoadError, Plugin, PluginEngine, PluginSpec};
 use crate::registry::{LiveRegistry, Registry, RegistryError};
 use crate::source::ToolSource;
@@ -37,6 +38,7 @@ pub enum HostError {
 pub struct HostBuilder {
     engine: PluginEngine,
     registry: Registry,
+    journal: Option<Arc<Journal>>,
 }
 
 impl HostBuilder {
@@ -46,6 +48,7 @@ impl HostBuilder {
         Ok(HostBuilder {
             engine,
             registry: Registry::new(),
+            journal: None,
         })
     }
 
@@ -71,6 +74,7 @@ impl HostBuilder {
         HostBuilder {
             engine,
             registry: Registry::new(),
+            journal: None,
         }
     }
 
@@ -94,11 +98,19 @@ impl HostBuilder {
         Ok(count)
     }
 
+    /// Records every call the host will make in `journal`.
+    pub fn journal(&mut self, journal: Arc<Journal>) -> &mut Self {
+        self.journal = Some(journal);
+        self
+    }
+
     /// Finishes the host.
     pub fn build(self) -> Host {
-        Host {
-            invoker: Invoker::new(Arc::new(LiveRegistry::new(self.registry))),
+        let mut invoker = Invoker::new(Arc::new(LiveRegistry::new(self.registry)));
+        if let Some(journal) = self.journal {
+            invoker = invoker.with_journal(journal);
         }
+        Host { invoker }
     }
 }
 
@@ -135,5 +147,10 @@ impl Host {
     /// Runs one validated call.
     pub async fn invoke(&self, call: &ToolCall) -> CallOutcome {
         self.invoker.invoke(call).await
+    }
+
+    /// Runs one validated call that a provider made under `wire_name`.
+    pub async fn invoke_as(&self, call: &ToolCall, wire_name: Option<&str>) -> CallOutcome {
+        self.invoker.invoke_as(call, wire_name).await
     }
 }

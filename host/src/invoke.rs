@@ -21,9 +21,10 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::journal::Journal;
 use crate::registry::{LiveRegistry, Registry};
 use crate::render;
-use crate::schema::{CompiledSchema, Inadmissible};
+use crate::schema::{CompiledSchema, Inadmissible, SchemaHash};
 use crate::tool::{CallError, ContentPart, ToolResult, Violation};
 
 /// A model's request to run one tool.
@@ -46,9 +47,25 @@ pub struct CallOutcome {
     pub tool: String,
     /// The result, or why there is none.
     pub result: Result<ToolResult, CallError>,
+    /// The untrusted block, rendered once (see [`CallOutcome::render`]).
+    rendered: std::sync::OnceLock<String>,
 }
 
 impl CallOutcome {
+    /// The outcome of call `call_id` of `tool`.
+    pub fn new(
+        call_id: impl Into<String>,
+        tool: impl Into<String>,
+        result: Result<ToolResult, CallError>,
+    ) -> Self {
+        CallOutcome {
+            call_id: call_id.into(),
+            tool: tool.into(),
+            result,
+            rendered: std::sync::OnceLock::new(),
+        }
+    }
+
     /// True for an error result: a [`CallError`], or a result the tool
     /// itself marked as an error.
     pub fn is_error(&self) -> bool {
@@ -58,14 +75,17 @@ impl CallOutcome {
         }
     }
 
-    /// The outcome as an untrusted block for the model.
-    pub fn render(&self) -> String {
-        match &self.result {
+    /// The outcome as an untrusted block for the model. Rendered on first
+    /// use and the same block afterwards, so that what a journal records,
+    /// what a terminal shows and what the model is sent are one text (set
+    /// `result` before the first render: later changes do not show).
+    pub fn render(&self) -> &str {
+        self.rendered.get_or_init(|| match &self.result {
             Ok(result) => render::render_result(&self.tool, &self.call_id, result),
             Err(error) => {
                 render::render_error(&self.tool, &self.call_id, error.code(), &error.to_string())
             }
-        }
+        })
     }
 
     /// A JSON view of the outcome for machines (`tiny-harness call --json`).
@@ -107,12 +127,27 @@ impl CallOutcome {
 #[derive(Debug, Clone)]
 pub struct Invoker {
     registry: Arc<LiveRegistry>,
+    journal: Option<Arc<Journal>>,
 }
 
 impl Invoker {
     /// An invoker over `registry`, which may change while calls run.
     pub fn new(registry: Arc<LiveRegistry>) -> Self {
-        Invoker { registry }
+        Invoker {
+            registry,
+            journal: None,
+        }
+    }
+
+    /// The same invoker, appending a line to `journal` for every call.
+    pub fn with_journal(mut self, journal: Arc<Journal>) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+
+    /// The journal calls are recorded in, if any.
+    pub fn journal(&self) -> Option<&Arc<Journal>> {
+        self.journal.as_ref()
     }
 
     /// The registry as it is now (a snapshot: it does not change under its
@@ -128,14 +163,28 @@ impl Invoker {
 
     /// Runs one call: lookup, validation, then the tool's source.
     pub async fn invoke(&self, call: &ToolCall) -> CallOutcome {
-        CallOutcome {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            result: self.run(call).await,
-        }
+        self.invoke_as(call, None).await
     }
 
-    async fn run(&self, call: &ToolCall) -> Result<ToolResult, CallError> {
+    /// As [`Invoker::invoke`], for a call a provider made under
+    /// `wire_name` (recorded in the journal).
+    pub async fn invoke_as(&self, call: &ToolCall, wire_name: Option<&str>) -> CallOutcome {
+        let mut definition = None;
+        let result = self.run(call, &mut definition).await;
+        let outcome = CallOutcome::new(call.id.clone(), call.name.clone(), result);
+        if let Some(journal) = &self.journal {
+            journal.record(call, &outcome, definition.as_ref(), wire_name);
+        }
+        outcome
+    }
+
+    /// The call's result; `definition` gets the hash of the definition it
+    /// ran under, once the tool is found.
+    async fn run(
+        &self,
+        call: &ToolCall,
+        definition: &mut Option<SchemaHash>,
+    ) -> Result<ToolResult, CallError> {
         let started = Instant::now();
         // The entry holds its source: a change to the registry after this
         // lookup does not disturb the call.
@@ -144,6 +193,7 @@ impl Invoker {
                 name: call.name.clone(),
             });
         };
+        *definition = Some(entry.definition_hash.clone());
         let limits = entry.source.call_limits();
         let deadline = started + limits.timeout;
         let timed_out = || CallError::Timeout {

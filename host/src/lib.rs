@@ -34,7 +34,8 @@
 //! Modules, lowest layer first: [`tool`] (plain data), [`display`] and
 //! [`file`] (text for terminals, files from outside), [`schema`],
 //! [`source`], [`registry`], [`plugin`] (everything wasmtime), [`render`],
-//! [`invoke`], [`wire`] (names providers accept), [`config`], [`host`] (the
+//! [`invoke`], [`journal`], [`wire`] (names providers accept), [`provider`]
+//! (each provider's tools, calls and results), [`config`], [`host`] (the
 //! facade). The `tiny-harness` binary is a thin
 //! layer over [`host`].
 //!
@@ -48,7 +49,9 @@ pub mod display;
 pub mod file;
 pub mod host;
 pub mod invoke;
+pub mod journal;
 pub mod plugin;
+pub mod provider;
 pub mod registry;
 pub mod render;
 pub mod schema;
@@ -60,10 +63,12 @@ pub use config::{Config, ConfigError};
 pub use file::FileError;
 pub use host::{Host, HostBuilder, HostError};
 pub use invoke::{CallOutcome, Invoker, ToolCall};
+pub use journal::Journal;
 pub use plugin::{
     CompileCache, CompileOrigin, DirGrant, DirMode, Grants, Limits, LoadError, Plugin,
     PluginEngine, PluginSpec,
 };
+pub use provider::{DecodedCall, EncodedRequest, Provider, ToolReply};
 pub use registry::{LiveRegistry, RegistrationLimits, Registry, RegistryError, ToolName};
 pub use source::{CallLimits, PendingTool, ToolSource};
 pub use tool::{Annotations, CallError, ContentPart, ToolDefinition, ToolResult};

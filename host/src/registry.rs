@@ -145,6 +145,9 @@ pub struct RegisteredTool {
     pub output_schema: Option<CompiledSchema>,
     /// Where it runs.
     pub source: Arc<dyn ToolSource>,
+    /// The sha256 of the whole definition's canonical JSON
+    /// ([`ToolDefinition::to_json`]).
+    pub definition_hash: SchemaHash,
 }
 
 impl RegisteredTool {
@@ -346,7 +349,9 @@ impl Registry {
                 .as_ref()
                 .map(|schema| compile(&mut meter, "output", schema))
                 .transpose()?;
+            let definition_hash = SchemaHash::of(&pending.definition.to_json());
             let entry = RegisteredTool {
+                definition_hash,
                 name: tool_name,
                 definition: pending.definition,
                 schema,

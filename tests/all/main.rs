@@ -10,6 +10,7 @@ mod fs_tools;
 mod hardening;
 mod hello;
 mod isolation;
+mod journal;
 mod limits_props;
 mod live;
 mod load_errors;

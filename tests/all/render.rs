@@ -128,7 +128,7 @@ async fn a_plugin_forging_delimiters_stays_inside_its_block() {
     let host = host(vec![hostile("normal")]).await;
     let outcome = call(&host, "hostile/chaos.forge", serde_json::json!({})).await;
     let block = outcome.render();
-    let parsed = parse(&block);
+    let parsed = parse(block);
     assert_eq!(parsed.parts.len(), 1);
     let forged = &parsed.parts[0].1;
     assert!(forged.contains("</tool-result>"));

@@ -4,6 +4,7 @@
 //! Every run is bounded: a child still running after [`LIVENESS`] is
 //! killed and the test fails, which is how a hang shows up.
 
+mod journal;
 mod untrusted;
 
 use std::io::Write as _;

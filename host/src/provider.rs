@@ -1,0 +1,461 @@
+//! Provider adapters: our tools in each model provider's request format,
+//! the tool calls in its responses, and our results in its result format.
+//! Pure data on [`serde_json::Value`]s: no I/O, no HTTP, no conversation
+//! state.
+//!
+//! One adapter per provider ([`Provider`]): OpenAI Chat Completions
+//! ([`openai`]), OpenAI Responses ([`openai`]), Anthropic Messages
+//! ([`anthropic`]), Gemini `generateContent` ([`gemini`]) and Bedrock
+//! Converse ([`bedrock`]), and MCP `tools/list`/`tools/call` for a gateway
+//! ([`mcp`]). A turn goes:
+//!
+//! ```text
+//! Provider::encode_tools(tools)        -> EncodedRequest { codec, tools, rewrites }
+//!   (the harness sends `tools` with its messages)
+//! Provider::decode_calls(codec, resp)  -> [DecodedCall]  (ToolCall or refusal)
+//!   (the harness invokes each ToolCall; each refusal is already its outcome)
+//! Provider::format_results([ToolReply]) -> the messages/items to append
+//! ```
+//!
+//! Invariants (each has a test in `provider/tests.rs`, `results_tests.rs`,
+//! `schema_tests.rs` or `props.rs`):
+//! - **One result per call.** [`Provider::decode_calls`] returns every
+//!   tool call of the response, in order, each with its id, and every one
+//!   of them is either a [`ToolCall`] to run or a refusal whose
+//!   [`DecodedCall::refusal_outcome`] is the error result to send back.
+//!   [`Provider::format_results`] formats exactly the replies it is given,
+//!   in their order, so the model gets one result per call.
+//! - **Never a guessed name.** A call's name is decoded with the request's
+//!   [`WireCodec`] only: a name not offered in this request is refused with
+//!   `unknown_tool`, never matched to something close.
+//! - **The original schema is what is validated.** The schemas sent to a
+//!   provider are hints for the model (for Gemini, possibly weakened by
+//!   [`gemini_schema`]); the invoker checks every call's arguments against
+//!   the tool's registered schema, so a lossy hint never weakens the check.
+//! - **Arguments are objects.** Arguments that are not JSON, or are JSON
+//!   but not an object, are refused with `invalid_arguments` and one
+//!   violation at `""` saying so; nothing runs.
+//! - **Rendered blocks are sent verbatim.** A reply's content is the
+//!   outcome's untrusted block ([`CallOutcome::render`]) byte for byte,
+//!   with the provider's error flag where it has one.
+//! - **Malformed responses are errors, not panics.** A response missing a
+//!   field the format requires is a [`ProviderError`] on one line.
+
+pub mod anthropic;
+pub mod bedrock;
+pub mod gemini;
+pub mod gemini_schema;
+pub mod mcp;
+pub mod openai;
+mod read;
+
+#[cfg(test)]
+mod props;
+#[cfg(test)]
+mod results_tests;
+#[cfg(test)]
+mod schema_tests;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::Value;
+
+use crate::invoke::{CallOutcome, ToolCall};
+use crate::registry::{RegisteredTool, Registry};
+use crate::tool::{CallError, Violation};
+use crate::wire::{UnknownWireName, WireCodec, WireRule};
+
+pub use gemini_schema::{SchemaLimits, SchemaRewrite};
+pub(crate) use read::{Reader, index, join, json_kind};
+
+/// A model provider's API, by its CLI name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Provider {
+    /// OpenAI Chat Completions (`openai-chat`).
+    OpenAiChat,
+    /// OpenAI Responses (`openai-responses`).
+    OpenAiResponses,
+    /// Anthropic Messages (`anthropic`).
+    Anthropic,
+    /// Gemini `generateContent` (`gemini`).
+    Gemini,
+    /// Amazon Bedrock Converse (`bedrock`).
+    Bedrock,
+    /// MCP `tools/list` and `tools/call`, for a gateway (`mcp`).
+    Mcp,
+}
+
+impl Provider {
+    /// Every provider, in CLI order.
+    pub const ALL: [Provider; 6] = [
+        Provider::OpenAiChat,
+        Provider::OpenAiResponses,
+        Provider::Anthropic,
+        Provider::Gemini,
+        Provider::Bedrock,
+        Provider::Mcp,
+    ];
+
+    /// The CLI name: `openai-chat`, `openai-responses`, `anthropic`,
+    /// `gemini`, `bedrock` or `mcp`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Provider::OpenAiChat => "openai-chat",
+            Provider::OpenAiResponses => "openai-responses",
+            Provider::Anthropic => "anthropic",
+            Provider::Gemini => "gemini",
+            Provider::Bedrock => "bedrock",
+            Provider::Mcp => "mcp",
+        }
+    }
+
+    /// The tool-name rule of the provider's API.
+    pub const fn rule(self) -> WireRule {
+        match self {
+            Provider::OpenAiChat | Provider::OpenAiResponses => WireRule::openai(),
+            Provider::Anthropic => WireRule::anthropic(),
+            Provider::Gemini => WireRule::gemini(),
+            Provider::Bedrock => WireRule::bedrock(),
+            Provider::Mcp => WireRule::mcp(),
+        }
+    }
+
+    /// The tools of `registry`, in registry-name order, for one request.
+    pub fn encode_registry(self, registry: &Registry) -> EncodedRequest {
+        self.encode_tools(registry.tools().map(|tool| &**tool))
+    }
+
+    /// `tools` (a tool given twice counts once), in the order given, as
+    /// the provider's `tools` payload, with the request's codec. Gemini
+    /// schemas are rewritten within [`SchemaLimits::DEFAULT`].
+    pub fn encode_tools<'a>(
+        self,
+        tools: impl IntoIterator<Item = &'a RegisteredTool>,
+    ) -> EncodedRequest {
+        self.encode_tools_with(tools, SchemaLimits::DEFAULT)
+    }
+
+    /// [`Provider::encode_tools`] with other bounds on the Gemini schema
+    /// rewrite (ignored by the other providers, which take JSON Schema).
+    pub fn encode_tools_with<'a>(
+        self,
+        tools: impl IntoIterator<Item = &'a RegisteredTool>,
+        limits: SchemaLimits,
+    ) -> EncodedRequest {
+        let mut seen = std::collections::HashSet::new();
+        let tools: Vec<&RegisteredTool> = tools
+            .into_iter()
+            .filter(|tool| seen.insert(tool.name.as_str()))
+            .collect();
+        let codec = WireCodec::new(self.rule(), tools.iter().map(|tool| tool.name.as_str()));
+        let offered = tools.iter().map(|tool| Offered {
+            wire_name: codec
+                .encode(tool.name.as_str())
+                .expect("the codec was built from these names"),
+            tool,
+        });
+        let mut rewrites = Vec::new();
+        let payload = match self {
+            Provider::OpenAiChat => openai::chat_tools(offered),
+            Provider::OpenAiResponses => openai::responses_tools(offered),
+            Provider::Anthropic => anthropic::tools(offered),
+            Provider::Gemini => gemini::tools(offered, limits, &mut rewrites),
+            Provider::Bedrock => bedrock::tools(offered),
+            Provider::Mcp => mcp::tools(offered),
+        };
+        EncodedRequest {
+            provider: self,
+            codec,
+            tools: payload,
+            rewrites,
+        }
+    }
+
+    /// Every tool call in `response` (the provider's whole response body),
+    /// in order, decoded with the codec of the request it answers. A
+    /// response without tool calls gives an empty list.
+    pub fn decode_calls(
+        self,
+        codec: &WireCodec,
+        response: &Value,
+    ) -> Result<Vec<DecodedCall>, ProviderError> {
+        let raw = match self {
+            Provider::OpenAiChat => openai::chat_calls(response)?,
+            Provider::OpenAiResponses => openai::responses_calls(response)?,
+            Provider::Anthropic => anthropic::calls(response)?,
+            Provider::Gemini => gemini::calls(response)?,
+            Provider::Bedrock => bedrock::calls(response)?,
+            Provider::Mcp => mcp::calls(response)?,
+        };
+        Ok(raw.into_iter().map(|call| call.decode(codec)).collect())
+    }
+
+    /// The provider's tool-result message(s) for `replies`, in order, to
+    /// append to the conversation after the model's message: one message
+    /// per reply for OpenAI Chat, one item per reply for Responses, one
+    /// JSON-RPC response per reply for MCP, and a
+    /// single message holding every reply for Anthropic, Gemini and
+    /// Bedrock (none when `replies` is empty).
+    pub fn format_results(self, replies: &[ToolReply]) -> Vec<Value> {
+        match self {
+            Provider::OpenAiChat => openai::chat_results(replies),
+            Provider::OpenAiResponses => openai::responses_results(replies),
+            Provider::Anthropic => anthropic::results(replies),
+            Provider::Gemini => gemini::results(replies),
+            Provider::Bedrock => bedrock::results(replies),
+            Provider::Mcp => mcp::results(replies),
+        }
+    }
+}
+
+impl fmt::Display for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Provider {
+    type Err = UnknownProvider;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Provider::ALL
+            .into_iter()
+            .find(|p| p.as_str() == name)
+            .ok_or_else(|| UnknownProvider(crate::display::one_line(name).into_owned()))
+    }
+}
+
+/// A provider name that is none of [`Provider::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown provider {0:?}: use openai-chat, openai-responses, anthropic, gemini, bedrock or mcp"
+)]
+pub struct UnknownProvider(String);
+
+/// One tool as an adapter offers it: the entry and its wire name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Offered<'a> {
+    pub wire_name: &'a str,
+    pub tool: &'a RegisteredTool,
+}
+
+/// The tools of one request, encoded for one provider.
+#[derive(Debug, Clone)]
+pub struct EncodedRequest {
+    /// The provider they are encoded for.
+    pub provider: Provider,
+    /// The request's codec: decode this request's calls with it.
+    pub codec: WireCodec,
+    /// The provider's tools payload (see each adapter for its shape).
+    pub tools: Value,
+    /// For each tool whose schema was rewritten for the provider (Gemini
+    /// only), what was rewritten and what that loses, by registry name.
+    pub rewrites: Vec<ToolRewrites>,
+}
+
+/// What the schema adapter changed in one tool's input schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolRewrites {
+    /// The tool's registry name.
+    pub tool: String,
+    /// Each rewrite, in schema order.
+    pub rewrites: Vec<SchemaRewrite>,
+}
+
+/// One tool call of a response, decoded: a call to run, or a refusal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodedCall {
+    /// The call's id: the provider's, or one the adapter invented (Gemini
+    /// calls without an id get `gemini-<index of the part>`).
+    pub id: String,
+    /// Where [`DecodedCall::id`] comes from, which says how (and whether)
+    /// it is sent back.
+    pub origin: IdOrigin,
+    /// The tool name exactly as the model sent it.
+    pub wire_name: String,
+    /// The call to run (registry name, parsed arguments), or why not.
+    pub call: Result<ToolCall, Refusal>,
+}
+
+/// Where a call's id comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IdOrigin {
+    /// The provider gave it as a string; it is sent back as one.
+    Given,
+    /// The provider gave a JSON number (an MCP JSON-RPC request id): the
+    /// id is its decimal text, and it is sent back as the number.
+    Number,
+    /// The provider gave none (Gemini may not): the adapter made it up,
+    /// and it is never sent back.
+    Invented,
+}
+
+/// Why a decoded call is not run. Its result is the error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// The registry name, when the wire name was one offered.
+    pub name: Option<String>,
+    /// The error for the model: `unknown_tool` or `invalid_arguments`.
+    pub error: CallError,
+}
+
+impl DecodedCall {
+    /// The outcome to send back for a refused call (`None` for a call to
+    /// run): its tool is the registry name when known, else the wire name
+    /// as sent (cut to [`UnknownWireName::MAX_KEPT`] bytes).
+    pub fn refusal_outcome(&self) -> Option<CallOutcome> {
+        let refusal = self.call.as_ref().err()?;
+        let tool = match &refusal.name {
+            Some(name) => name.clone(),
+            None => cut(&self.wire_name),
+        };
+        Some(CallOutcome::new(
+            self.id.clone(),
+            tool,
+            Err(refusal.error.clone()),
+        ))
+    }
+
+    /// The reply carrying `outcome` (this call's) back to the provider.
+    pub fn reply(&self, outcome: &CallOutcome) -> ToolReply {
+        ToolReply {
+            call_id: self.id.clone(),
+            origin: self.origin,
+            wire_name: self.wire_name.clone(),
+            rendered: outcome.render().to_owned(),
+            is_error: outcome.is_error(),
+        }
+    }
+}
+
+/// One result on its way back to a provider: the call it answers and the
+/// rendered untrusted block. Build it with [`DecodedCall::reply`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolReply {
+    /// The id of the call it answers.
+    pub call_id: String,
+    /// Where that id comes from: an invented id is not sent back.
+    pub origin: IdOrigin,
+    /// The call's name as the model sent it (Gemini echoes it).
+    pub wire_name: String,
+    /// The outcome's untrusted block, sent verbatim.
+    pub rendered: String,
+    /// Whether the outcome is an error.
+    pub is_error: bool,
+}
+
+/// A provider response that does not have the shape its format requires.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// A required field is missing or has the wrong JSON type.
+    #[error("malformed {provider} response: {at} must be {expected}")]
+    Malformed {
+        /// The provider's CLI name.
+        provider: &'static str,
+        /// Where, as a path such as `choices[0].message.tool_calls[1].id`.
+        at: String,
+        /// What the format requires there.
+        expected: &'static str,
+    },
+}
+
+/// A call as an adapter found it, before its name and arguments are
+/// decoded.
+#[derive(Debug)]
+pub(crate) struct RawCall<'a> {
+    pub id: String,
+    pub origin: IdOrigin,
+    pub name: &'a str,
+    pub arguments: RawArguments<'a>,
+}
+
+/// A call's arguments as the provider sent them.
+#[derive(Debug)]
+pub(crate) enum RawArguments<'a> {
+    /// A JSON text (OpenAI).
+    Text(&'a str),
+    /// A JSON value (the others).
+    Value(&'a Value),
+}
+
+impl RawCall<'_> {
+    fn decode(self, codec: &WireCodec) -> DecodedCall {
+        let refuse = |name: Option<String>, error| Refusal { name, error };
+        let call = match codec.decode(self.name) {
+            Err(unknown) => Err(refuse(
+                None,
+                CallError::UnknownTool {
+                    name: shown(&unknown),
+                },
+            )),
+            Ok(name) => match parse_arguments(self.arguments) {
+                Ok(arguments) => Ok(ToolCall {
+                    id: self.id.clone(),
+                    name: name.to_owned(),
+                    arguments,
+                }),
+                Err(error) => Err(refuse(Some(name.to_owned()), error)),
+            },
+        };
+        DecodedCall {
+            id: self.id,
+            origin: self.origin,
+            wire_name: self.name.to_owned(),
+            call,
+        }
+    }
+}
+
+/// The arguments as a JSON object, or `invalid_arguments` with one
+/// violation at the root.
+fn parse_arguments(arguments: RawArguments<'_>) -> Result<Value, CallError> {
+    let value = match arguments {
+        RawArguments::Value(value) => value.clone(),
+        RawArguments::Text(text) => serde_json::from_str(text).map_err(|e| {
+            root_violation(format!(
+                "the arguments are not valid JSON ({e}); send one JSON object"
+            ))
+        })?,
+    };
+    if value.is_object() {
+        Ok(value)
+    } else {
+        Err(root_violation(format!(
+            "the arguments are a JSON {}, not an object; send one JSON object",
+            json_kind(&value)
+        )))
+    }
+}
+
+fn root_violation(message: String) -> CallError {
+    CallError::InvalidArguments {
+        violations: vec![Violation {
+            instance_path: String::new(),
+            schema_path: String::new(),
+            message,
+        }],
+    }
+}
+
+/// The name an unknown-name error shows: cut, marked when cut.
+fn shown(unknown: &UnknownWireName) -> String {
+    if unknown.truncated() {
+        format!("{}...", unknown.name())
+    } else {
+        unknown.name().to_owned()
+    }
+}
+
+fn cut(wire: &str) -> String {
+    let mut end = wire.len().min(UnknownWireName::MAX_KEPT);
+    while !wire.is_char_boundary(end) {
+        end -= 1;
+    }
+    wire[..end].to_owned()
+}

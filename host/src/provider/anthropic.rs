@@ -1,0 +1,70 @@
+//! Anthropic Messages (`POST /v1/messages`).
+//!
+//! - tools: `[{"name","description","input_schema"}]`;
+//! - calls: the blocks of `content[]` with `"type":"tool_use"`, each
+//!   `{"id","name","input"}` with `input` a JSON value (an object when
+//!   well formed); other blocks (`text`, `thinking`, and `server_tool_use`,
+//!   which Anthropic runs itself) are skipped;
+//! - results: one `{"role":"user","content":[...]}` message holding a
+//!   `{"type":"tool_result","tool_use_id","content","is_error"}` block per
+//!   call, in order (the API wants every result of a turn in the one user
+//!   message that follows it).
+
+use serde_json::{Value, json};
+
+use super::{
+    IdOrigin, Offered, Provider, ProviderError, RawArguments, RawCall, Reader, ToolReply, index,
+};
+
+/// The `tools` array.
+pub(crate) fn tools<'a>(offered: impl Iterator<Item = Offered<'a>>) -> Value {
+    offered
+        .map(|o| {
+            json!({
+                "name": o.wire_name,
+                "description": o.tool.definition.description,
+                "input_schema": o.tool.definition.input_schema,
+            })
+        })
+        .collect()
+}
+
+/// The calls of a Messages response.
+pub(crate) fn calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderError> {
+    let r = Reader {
+        provider: Provider::Anthropic,
+    };
+    let mut calls = Vec::new();
+    for (i, block) in r.array(response, "", "content")?.iter().enumerate() {
+        let at = index("content", i);
+        if r.string(block, &at, "type")? != "tool_use" {
+            continue;
+        }
+        calls.push(RawCall {
+            id: r.string(block, &at, "id")?.to_owned(),
+            origin: IdOrigin::Given,
+            name: r.string(block, &at, "name")?,
+            arguments: RawArguments::Value(r.field(block, &at, "input")?),
+        });
+    }
+    Ok(calls)
+}
+
+/// One user message with every result.
+pub(crate) fn results(replies: &[ToolReply]) -> Vec<Value> {
+    if replies.is_empty() {
+        return Vec::new();
+    }
+    let blocks: Vec<Value> = replies
+        .iter()
+        .map(|reply| {
+            json!({
+                "type": "tool_result",
+                "tool_use_id": reply.call_id,
+                "content": reply.rendered,
+                "is_error": reply.is_error,
+            })
+        })
+        .collect();
+    vec![json!({"role": "user", "content": blocks})]
+}

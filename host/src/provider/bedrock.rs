@@ -1,0 +1,84 @@
+//! Amazon Bedrock Converse (`POST /model/{modelId}/converse`).
+//!
+//! - tools: the `toolConfig` object `{"tools":[{"toolSpec":{"name",
+//!   "description","inputSchema":{"json":...}}}]}` (send it as the
+//!   request's `toolConfig`, adding `toolChoice` if wanted);
+//! - calls: the blocks of `output.message.content[]` holding a `toolUse`
+//!   object `{"toolUseId","name","input"}`; other blocks (`text`,
+//!   `reasoningContent`) are skipped;
+//! - results: one `{"role":"user","content":[...]}` message holding a
+//!   `{"toolResult":{"toolUseId","content":[{"text":...}],"status"}}`
+//!   block per call, `status` `success` or `error`. (Bedrock documents
+//!   `status` as honoured by Anthropic Claude and Amazon Nova models; the
+//!   block's own `status` attribute carries it for every model.)
+
+use serde_json::{Value, json};
+
+use super::{
+    IdOrigin, Offered, Provider, ProviderError, RawArguments, RawCall, Reader, ToolReply, index,
+    join,
+};
+
+/// The `toolConfig` object.
+pub(crate) fn tools<'a>(offered: impl Iterator<Item = Offered<'a>>) -> Value {
+    let tools: Vec<Value> = offered
+        .map(|o| {
+            json!({
+                "toolSpec": {
+                    "name": o.wire_name,
+                    "description": o.tool.definition.description,
+                    "inputSchema": {"json": o.tool.definition.input_schema},
+                },
+            })
+        })
+        .collect();
+    json!({ "tools": tools })
+}
+
+/// The calls of a Converse response.
+pub(crate) fn calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderError> {
+    let r = Reader {
+        provider: Provider::Bedrock,
+    };
+    let output = r.field(response, "", "output")?;
+    let message = r.field(output, "output", "message")?;
+    let mut calls = Vec::new();
+    for (i, block) in r
+        .array(message, "output.message", "content")?
+        .iter()
+        .enumerate()
+    {
+        let at = index("output.message.content", i);
+        let Some(tool_use) = r.optional(block, &at, "toolUse")? else {
+            continue;
+        };
+        let at = join(&at, "toolUse");
+        calls.push(RawCall {
+            id: r.string(tool_use, &at, "toolUseId")?.to_owned(),
+            origin: IdOrigin::Given,
+            name: r.string(tool_use, &at, "name")?,
+            arguments: RawArguments::Value(r.field(tool_use, &at, "input")?),
+        });
+    }
+    Ok(calls)
+}
+
+/// One user message with every result.
+pub(crate) fn results(replies: &[ToolReply]) -> Vec<Value> {
+    if replies.is_empty() {
+        return Vec::new();
+    }
+    let blocks: Vec<Value> = replies
+        .iter()
+        .map(|reply| {
+            json!({
+                "toolResult": {
+                    "toolUseId": reply.call_id,
+                    "content": [{"text": reply.rendered}],
+                    "status": if reply.is_error { "error" } else { "success" },
+                },
+            })
+        })
+        .collect();
+    vec![json!({"role": "user", "content": blocks})]
+}

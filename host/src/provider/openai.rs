@@ -1,0 +1,148 @@
+//! OpenAI: Chat Completions (`POST /v1/chat/completions`) and Responses
+//! (`POST /v1/responses`).
+//!
+//! Chat Completions:
+//! - tools: `[{"type":"function","function":{"name","description","parameters"}}]`;
+//! - calls: `choices[0].message.tool_calls[]`, each `{"id","type":"function",
+//!   "function":{"name","arguments"}}` with `arguments` a JSON *text*;
+//!   `tool_calls` absent or `null` means no calls;
+//! - results: one `{"role":"tool","tool_call_id","content"}` message per
+//!   call. The format has no error flag: the block's `status` attribute
+//!   says it.
+//!
+//! Responses:
+//! - tools: `[{"type":"function","name","description","parameters","strict":false}]`.
+//!   `strict` is sent as `false` on purpose: the API defaults it to `true`,
+//!   and strict mode accepts only a subset of JSON Schema (every property
+//!   required, `additionalProperties: false` on every object, no
+//!   `pattern`/`format`/... in some models), so an ordinary tool schema
+//!   would be refused or would have to be rewritten. The host validates
+//!   every call against the registered schema anyway.
+//! - calls: the items of `output[]` with `"type":"function_call"`, each
+//!   `{"call_id","name","arguments"}` (`arguments` a JSON text; the item's
+//!   own `id`, `fc_...`, is not the call id); other items (messages,
+//!   reasoning, built-in tool calls) are skipped;
+//! - results: one `{"type":"function_call_output","call_id","output"}`
+//!   input item per call. No error flag either.
+
+use serde_json::{Value, json};
+
+use super::{
+    IdOrigin, Offered, Provider, ProviderError, RawArguments, RawCall, Reader, ToolReply, index,
+    join,
+};
+
+/// The Chat Completions `tools` array.
+pub(crate) fn chat_tools<'a>(offered: impl Iterator<Item = Offered<'a>>) -> Value {
+    offered
+        .map(|o| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": o.wire_name,
+                    "description": o.tool.definition.description,
+                    "parameters": o.tool.definition.input_schema,
+                },
+            })
+        })
+        .collect()
+}
+
+/// The Responses `tools` array.
+pub(crate) fn responses_tools<'a>(offered: impl Iterator<Item = Offered<'a>>) -> Value {
+    offered
+        .map(|o| {
+            json!({
+                "type": "function",
+                "name": o.wire_name,
+                "description": o.tool.definition.description,
+                "parameters": o.tool.definition.input_schema,
+                "strict": false,
+            })
+        })
+        .collect()
+}
+
+/// The calls of a Chat Completions response.
+pub(crate) fn chat_calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderError> {
+    let r = Reader {
+        provider: Provider::OpenAiChat,
+    };
+    let choice = r.first(response, "", "choices")?;
+    let message = r.field(choice, "choices[0]", "message")?;
+    let at = "choices[0].message";
+    let mut calls = Vec::new();
+    for (i, call) in r
+        .optional_array(message, at, "tool_calls")?
+        .iter()
+        .enumerate()
+    {
+        let at = index(&join(at, "tool_calls"), i);
+        let kind = r.string(call, &at, "type")?;
+        if kind != "function" {
+            return Err(ProviderError::Malformed {
+                provider: Provider::OpenAiChat.as_str(),
+                at: join(&at, "type"),
+                expected: "\"function\" (the only kind of tool offered)",
+            });
+        }
+        let function = r.field(call, &at, "function")?;
+        let function_at = join(&at, "function");
+        calls.push(RawCall {
+            id: r.string(call, &at, "id")?.to_owned(),
+            origin: IdOrigin::Given,
+            name: r.string(function, &function_at, "name")?,
+            arguments: RawArguments::Text(r.string(function, &function_at, "arguments")?),
+        });
+    }
+    Ok(calls)
+}
+
+/// The calls of a Responses response.
+pub(crate) fn responses_calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderError> {
+    let r = Reader {
+        provider: Provider::OpenAiResponses,
+    };
+    let mut calls = Vec::new();
+    for (i, item) in r.array(response, "", "output")?.iter().enumerate() {
+        let at = index("output", i);
+        if r.string(item, &at, "type")? != "function_call" {
+            continue;
+        }
+        calls.push(RawCall {
+            id: r.string(item, &at, "call_id")?.to_owned(),
+            origin: IdOrigin::Given,
+            name: r.string(item, &at, "name")?,
+            arguments: RawArguments::Text(r.string(item, &at, "arguments")?),
+        });
+    }
+    Ok(calls)
+}
+
+/// One `tool` message per reply.
+pub(crate) fn chat_results(replies: &[ToolReply]) -> Vec<Value> {
+    replies
+        .iter()
+        .map(|reply| {
+            json!({
+                "role": "tool",
+                "tool_call_id": reply.call_id,
+                "content": reply.rendered,
+            })
+        })
+        .collect()
+}
+
+/// One `function_call_output` item per reply.
+pub(crate) fn responses_results(replies: &[ToolReply]) -> Vec<Value> {
+    replies
+        .iter()
+        .map(|reply| {
+            json!({
+                "type": "function_call_output",
+                "call_id": reply.call_id,
+                "output": reply.rendered,
+            })
+        })
+        .collect()
+}

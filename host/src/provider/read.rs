@@ -1,0 +1,137 @@
+//! Reading provider responses: every field access names the path of what
+//! is missing, so a malformed response is a one-line [`ProviderError`],
+//! never a panic.
+
+use serde_json::Value;
+
+use super::{Provider, ProviderError};
+
+/// `null`, `boolean`, `number`, `string`, `array` or `object`.
+pub(crate) fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Reads a response, naming the path of whatever is missing.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reader {
+    pub provider: Provider,
+}
+
+impl Reader {
+    fn malformed(self, at: &str, expected: &'static str) -> ProviderError {
+        let at = if at.is_empty() { "the response" } else { at };
+        ProviderError::Malformed {
+            provider: self.provider.as_str(),
+            at: crate::display::one_line(at).into_owned(),
+            expected,
+        }
+    }
+
+    /// The object `value`, which lives at `at`.
+    pub fn object<'v>(
+        self,
+        value: &'v Value,
+        at: &str,
+    ) -> Result<&'v serde_json::Map<String, Value>, ProviderError> {
+        value
+            .as_object()
+            .ok_or_else(|| self.malformed(at, "an object"))
+    }
+
+    /// Field `key` of the object at `at`, which must be present.
+    pub fn field<'v>(
+        self,
+        value: &'v Value,
+        at: &str,
+        key: &str,
+    ) -> Result<&'v Value, ProviderError> {
+        self.object(value, at)?
+            .get(key)
+            .ok_or_else(|| self.malformed(&join(at, key), "present"))
+    }
+
+    /// Field `key` of the object at `at`, absent or `null` as `None`.
+    pub fn optional<'v>(
+        self,
+        value: &'v Value,
+        at: &str,
+        key: &str,
+    ) -> Result<Option<&'v Value>, ProviderError> {
+        Ok(self.object(value, at)?.get(key).filter(|v| !v.is_null()))
+    }
+
+    /// The string field `key`.
+    pub fn string<'v>(
+        self,
+        value: &'v Value,
+        at: &str,
+        key: &str,
+    ) -> Result<&'v str, ProviderError> {
+        self.field(value, at, key)?
+            .as_str()
+            .ok_or_else(|| self.malformed(&join(at, key), "a string"))
+    }
+
+    /// The array field `key`, which must be present.
+    pub fn array<'v>(
+        self,
+        value: &'v Value,
+        at: &str,
+        key: &str,
+    ) -> Result<&'v [Value], ProviderError> {
+        self.field(value, at, key)?
+            .as_array()
+            .map(Vec::as_slice)
+            .ok_or_else(|| self.malformed(&join(at, key), "an array"))
+    }
+
+    /// The array field `key`; absent or `null` is empty.
+    pub fn optional_array<'v>(
+        self,
+        value: &'v Value,
+        at: &str,
+        key: &str,
+    ) -> Result<&'v [Value], ProviderError> {
+        match self.optional(value, at, key)? {
+            None => Ok(&[]),
+            Some(array) => array
+                .as_array()
+                .map(Vec::as_slice)
+                .ok_or_else(|| self.malformed(&join(at, key), "an array")),
+        }
+    }
+
+    /// The first element of the array field `key`, which must not be
+    /// empty.
+    pub fn first<'v>(
+        self,
+        value: &'v Value,
+        at: &str,
+        key: &str,
+    ) -> Result<&'v Value, ProviderError> {
+        self.array(value, at, key)?
+            .first()
+            .ok_or_else(|| self.malformed(&join(at, key), "a non-empty array"))
+    }
+}
+
+/// `at.key`, or `key` at the top.
+pub(crate) fn join(at: &str, key: &str) -> String {
+    if at.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{at}.{key}")
+    }
+}
+
+/// `at[index]`.
+pub(crate) fn index(at: &str, index: usize) -> String {
+    format!("{at}[{index}]")
+}

@@ -1,0 +1,111 @@
+//! The call journal: one whole JSON line per call, with hashes that prove
+//! what ran and what the model was shown, even for concurrent calls.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use tiny_harness_host::schema::SchemaHash;
+use tiny_harness_host::{HostBuilder, Journal, ToolCall};
+
+use crate::common::hostile;
+
+async fn host_with(journal: Arc<Journal>) -> tiny_harness_host::Host {
+    let mut builder = HostBuilder::new().unwrap();
+    builder.journal(journal);
+    builder.load_plugin(hostile("normal")).await.unwrap();
+    builder.build()
+}
+
+fn lines(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("every line is whole JSON"))
+        .collect()
+}
+
+#[tokio::test]
+async fn each_call_is_one_line_that_proves_what_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.jsonl");
+    let journal = Arc::new(Journal::open(&path, false).unwrap());
+    let host = host_with(journal.clone()).await;
+    let call = ToolCall {
+        id: "c1".into(),
+        name: "hostile/chaos.echo".into(),
+        arguments: json!({"message": "hi"}),
+    };
+    let outcome = host.invoke_as(&call, Some("hostile__chaos__echo")).await;
+    let unknown = ToolCall {
+        id: "c2".into(),
+        name: "hostile/chaos.nope".into(),
+        arguments: json!({}),
+    };
+    host.invoke(&unknown).await;
+    assert!(journal.take_error().is_none());
+
+    let lines = lines(&path);
+    assert_eq!(lines.len(), 2);
+    let line = &lines[0];
+    assert_eq!(line["call_id"], "c1");
+    assert_eq!(line["tool"], "hostile/chaos.echo");
+    assert_eq!(line["wire_name"], "hostile__chaos__echo");
+    assert_eq!(line["outcome"], "ok");
+    assert_eq!(
+        line["arguments_sha256"],
+        SchemaHash::of(&json!({"message": "hi"})).as_str()
+    );
+    let registered = host.registry().get("hostile/chaos.echo").cloned().unwrap();
+    assert_eq!(
+        line["definition_sha256"],
+        registered.definition_hash.as_str()
+    );
+    // The hash is of the very block the model is sent.
+    let shown = hex::encode(Sha256::digest(outcome.render().as_bytes()));
+    assert_eq!(line["rendered_sha256"], shown.as_str());
+    assert!(line.get("arguments").is_none() && line.get("rendered").is_none());
+    assert!(line["time"].as_str().unwrap().ends_with('Z'));
+
+    assert_eq!(lines[1]["outcome"], "unknown_tool");
+    assert!(lines[1]["definition_sha256"].is_null());
+}
+
+#[tokio::test]
+async fn concurrent_calls_never_interleave_and_full_keeps_the_texts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.jsonl");
+    let journal = Arc::new(Journal::open(&path, true).unwrap());
+    let host = host_with(journal).await;
+    // Large enough that interleaved writes would show.
+    let message = "x".repeat(64 << 10);
+    let calls = (0..40).map(|i| {
+        let host = host.clone();
+        let message = message.clone();
+        tokio::spawn(async move {
+            let call = ToolCall {
+                id: format!("c{i}"),
+                name: "hostile/chaos.echo".into(),
+                arguments: json!({ "message": message }),
+            };
+            host.invoke(&call).await.render().to_owned()
+        })
+    });
+    let mut rendered = Vec::new();
+    for call in calls {
+        rendered.push(call.await.unwrap());
+    }
+    let lines = lines(&path);
+    assert_eq!(lines.len(), 40);
+    for line in &lines {
+        assert_eq!(
+            line["arguments"]["message"].as_str().unwrap().len(),
+            64 << 10
+        );
+        let text = line["rendered"].as_str().unwrap();
+        assert!(
+            rendered.iter().any(|r| r == text),
+            "a block no call returned"
+        );
+    }
+}
