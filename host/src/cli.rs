@@ -21,7 +21,7 @@ use clap::{Parser, Subcommand};
 use tiny_harness_host::display::{block, one_line};
 use tiny_harness_host::{
     CompileCache, CompileOrigin, Config, DirMode, Grants, Host, HostBuilder, Journal, Plugin,
-    PluginEngine, ToolCall, config::DEFAULT_FILE,
+    PluginEngine, Provider, ToolCall, config::DEFAULT_FILE,
 };
 
 /// Exit code for a usage or config error.
@@ -77,6 +77,10 @@ enum Command {
         /// Print a JSON array instead of a table (includes each input schema and any output schema, with their sha256).
         #[arg(long)]
         json: bool,
+        /// Show each tool as this provider is sent it: its wire name and its definition in the
+        /// provider's format (openai-chat, openai-responses, anthropic, gemini, bedrock, mcp).
+        #[arg(long, value_name = "P")]
+        provider: Option<Provider>,
     },
     /// List every loaded plugin: its component's sha256 and whether it is pinned, its tool count, and exactly what it is granted.
     Plugins {
@@ -182,7 +186,14 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     builder.load_config(&config).await?;
     let host = builder.build();
     match cli.command {
-        Command::Tools { json } => {
+        Command::Tools {
+            json,
+            provider: Some(provider),
+        } => {
+            print_wire_tools(&host, provider, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Tools { json, .. } => {
             print_tools(&host, json)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -316,6 +327,67 @@ fn print_tools(host: &Host, json: bool) -> anyhow::Result<()> {
             t.schema_hash().as_str(),
             one_line(&description)
         );
+    }
+    emit(&table)
+}
+
+/// `tools --provider`: each tool's wire name and its definition as
+/// `provider` is sent it (in `--json`), and for Gemini how many lossy
+/// schema rewrites it needed.
+fn print_wire_tools(host: &Host, provider: Provider, json: bool) -> anyhow::Result<()> {
+    let registry = host.registry();
+    let request = provider.encode_registry(&registry);
+    let entries = request.entries();
+    let rewrites = |name: &str| {
+        request
+            .rewrites
+            .iter()
+            .find(|r| r.tool == name)
+            .map(|r| r.rewrites.as_slice())
+            .unwrap_or_default()
+    };
+    let lossy = |name: &str| rewrites(name).iter().filter(|w| w.lossy).count();
+    let rows: Vec<(&str, &str, usize, Option<&serde_json::Value>)> = registry
+        .tools()
+        .zip(entries.iter().map(Some).chain(std::iter::repeat(None)))
+        .map(|(tool, entry)| {
+            let name = tool.name.as_str();
+            let wire = request.codec.encode(name).unwrap_or("");
+            (name, wire, lossy(name), entry.copied())
+        })
+        .collect();
+    if json {
+        let list: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(name, wire, _, definition)| {
+                let mut view =
+                    serde_json::json!({"name": name, "wire_name": wire, "definition": definition});
+                let changed = rewrites(name);
+                if !changed.is_empty() {
+                    view["schema_rewrites"] = changed
+                        .iter()
+                        .map(|w| serde_json::json!({"pointer": w.pointer, "what": w.what, "lossy": w.lossy}))
+                        .collect();
+                }
+                view
+            })
+            .collect();
+        return emit(&serde_json::to_string_pretty(&list)?);
+    }
+    if rows.is_empty() {
+        return emit("no tools: the config loads no plugin that supplies any");
+    }
+    let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(4).max(4);
+    let mut table = format!("{:width$}  WIRE NAME ({provider})", "NAME");
+    for (name, wire, lossy, _) in &rows {
+        let _ = write!(table, "\n{:width$}  {}", one_line(name), one_line(wire));
+        if *lossy > 0 {
+            let plural = if *lossy == 1 { "" } else { "s" };
+            let _ = write!(
+                table,
+                "  ({lossy} lossy schema rewrite{plural}; see --json)"
+            );
+        }
     }
     emit(&table)
 }

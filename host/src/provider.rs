@@ -257,6 +257,24 @@ pub struct EncodedRequest {
     pub rewrites: Vec<ToolRewrites>,
 }
 
+impl EncodedRequest {
+    /// Each offered tool's entry in [`EncodedRequest::tools`], in the
+    /// order the tools were offered.
+    pub fn entries(&self) -> Vec<&Value> {
+        let list = match self.provider {
+            Provider::Gemini => self
+                .tools
+                .get(0)
+                .and_then(|group| group.get("functionDeclarations")),
+            Provider::Bedrock | Provider::Mcp => self.tools.get("tools"),
+            _ => Some(&self.tools),
+        };
+        list.and_then(Value::as_array)
+            .map(|entries| entries.iter().collect())
+            .unwrap_or_default()
+    }
+}
+
 /// What the schema adapter changed in one tool's input schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolRewrites {

@@ -5,6 +5,7 @@
 //! killed and the test fails, which is how a hang shows up.
 
 mod journal;
+mod providers;
 mod untrusted;
 
 use std::io::Write as _;
