@@ -316,16 +316,22 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_fifo_without_a_writer_is_refused_without_blocking() {
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("fifo");
+    /// A FIFO named `fifo` in `dir`, which nothing writes to.
+    fn make_fifo(dir: &Path) -> PathBuf {
+        let fifo = dir.join("fifo");
         rustix::fs::mkfifoat(
             rustix::fs::CWD,
             &fifo,
             rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
         )
         .unwrap();
+        fifo
+    }
+
+    #[test]
+    fn a_fifo_without_a_writer_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = make_fifo(dir.path());
         let error = read_live(&fifo, MAX_CONFIG_BYTES).unwrap_err();
         assert_eq!(not_regular(&error), FileKind::Fifo);
         assert_eq!(
@@ -343,13 +349,7 @@ mod tests {
     #[test]
     fn opening_a_fifo_itself_does_not_block() {
         let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("fifo");
-        rustix::fs::mkfifoat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
-        )
-        .unwrap();
+        let fifo = make_fifo(dir.path());
         let (sender, receiver) = mpsc::channel();
         std::thread::spawn(move || {
             let opened = open(&fifo).and_then(|file| inspect(&file));

@@ -477,3 +477,26 @@ fn cut(wire: &str) -> String {
     }
     wire[..end].to_owned()
 }
+
+/// `{key: [items]}`, moving the items in. (`json!` would serialise each of
+/// them again, which for a request's tools, schemas and all, is most of the
+/// cost of encoding it.)
+pub(crate) fn object(key: &str, items: Vec<Value>) -> Value {
+    let mut map = serde_json::Map::new();
+    map.insert(key.to_owned(), Value::Array(items));
+    Value::Object(map)
+}
+
+/// One user message whose `content` holds a block per reply (Anthropic,
+/// Bedrock), or none when there is no reply: an empty message is invalid.
+pub(crate) fn user_message(
+    replies: &[ToolReply],
+    block: impl Fn(&ToolReply) -> Value,
+) -> Vec<Value> {
+    if replies.is_empty() {
+        return Vec::new();
+    }
+    let mut message = object("content", replies.iter().map(block).collect());
+    message["role"] = Value::from("user");
+    vec![message]
+}

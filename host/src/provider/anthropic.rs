@@ -20,11 +20,12 @@ use super::{
 pub(crate) fn tools<'a>(offered: impl Iterator<Item = Offered<'a>>) -> Value {
     offered
         .map(|o| {
-            json!({
+            let mut entry = json!({
                 "name": o.wire_name,
                 "description": o.tool.definition.description,
-                "input_schema": o.tool.definition.input_schema,
-            })
+            });
+            entry["input_schema"] = o.tool.definition.input_schema.clone();
+            entry
         })
         .collect()
 }
@@ -52,19 +53,12 @@ pub(crate) fn calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderError>
 
 /// One user message with every result.
 pub(crate) fn results(replies: &[ToolReply]) -> Vec<Value> {
-    if replies.is_empty() {
-        return Vec::new();
-    }
-    let blocks: Vec<Value> = replies
-        .iter()
-        .map(|reply| {
-            json!({
-                "type": "tool_result",
-                "tool_use_id": reply.call_id,
-                "content": reply.rendered,
-                "is_error": reply.is_error,
-            })
+    super::user_message(replies, |reply| {
+        json!({
+            "type": "tool_result",
+            "tool_use_id": reply.call_id,
+            "content": reply.rendered,
+            "is_error": reply.is_error,
         })
-        .collect();
-    vec![json!({"role": "user", "content": blocks})]
+    })
 }

@@ -23,16 +23,18 @@ use super::{
 pub(crate) fn tools<'a>(offered: impl Iterator<Item = Offered<'a>>) -> Value {
     let tools: Vec<Value> = offered
         .map(|o| {
-            json!({
+            let mut entry = json!({
                 "toolSpec": {
                     "name": o.wire_name,
                     "description": o.tool.definition.description,
-                    "inputSchema": {"json": o.tool.definition.input_schema},
+                    "inputSchema": {},
                 },
-            })
+            });
+            entry["toolSpec"]["inputSchema"]["json"] = o.tool.definition.input_schema.clone();
+            entry
         })
         .collect();
-    json!({ "tools": tools })
+    super::object("tools", tools)
 }
 
 /// The calls of a Converse response.
@@ -65,20 +67,13 @@ pub(crate) fn calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderError>
 
 /// One user message with every result.
 pub(crate) fn results(replies: &[ToolReply]) -> Vec<Value> {
-    if replies.is_empty() {
-        return Vec::new();
-    }
-    let blocks: Vec<Value> = replies
-        .iter()
-        .map(|reply| {
-            json!({
-                "toolResult": {
-                    "toolUseId": reply.call_id,
-                    "content": [{"text": reply.rendered}],
-                    "status": if reply.is_error { "error" } else { "success" },
-                },
-            })
+    super::user_message(replies, |reply| {
+        json!({
+            "toolResult": {
+                "toolUseId": reply.call_id,
+                "content": [{"text": reply.rendered}],
+                "status": if reply.is_error { "error" } else { "success" },
+            },
         })
-        .collect();
-    vec![json!({"role": "user", "content": blocks})]
+    })
 }

@@ -44,14 +44,15 @@ pub(crate) fn tools<'a>(
                     rewrites: notes,
                 });
             }
-            json!({
+            let mut entry = json!({
                 "name": o.wire_name,
                 "description": o.tool.definition.description,
-                "parameters": parameters,
-            })
+            });
+            entry["parameters"] = parameters;
+            entry
         })
         .collect();
-    json!([{ "functionDeclarations": declarations }])
+    Value::Array(vec![super::object("functionDeclarations", declarations)])
 }
 
 /// The empty arguments an absent `args` stands for.

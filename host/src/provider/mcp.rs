@@ -46,9 +46,9 @@ pub(crate) fn tools<'a>(offered: impl Iterator<Item = Offered<'a>>) -> Value {
             let mut tool = json!({
                 "name": o.wire_name,
                 "description": definition.description,
-                "inputSchema": definition.input_schema,
-                "annotations": annotations,
             });
+            tool["inputSchema"] = definition.input_schema.clone();
+            tool["annotations"] = annotations;
             if let Some(title) = &definition.title {
                 tool["title"] = json!(title);
             }
@@ -58,7 +58,7 @@ pub(crate) fn tools<'a>(offered: impl Iterator<Item = Offered<'a>>) -> Value {
             tool
         })
         .collect();
-    json!({ "tools": tools })
+    super::object("tools", tools)
 }
 
 /// The empty arguments an absent `arguments` stands for.

@@ -36,14 +36,15 @@ use super::{
 pub(crate) fn chat_tools<'a>(offered: impl Iterator<Item = Offered<'a>>) -> Value {
     offered
         .map(|o| {
-            json!({
+            let mut entry = json!({
                 "type": "function",
                 "function": {
                     "name": o.wire_name,
                     "description": o.tool.definition.description,
-                    "parameters": o.tool.definition.input_schema,
                 },
-            })
+            });
+            entry["function"]["parameters"] = o.tool.definition.input_schema.clone();
+            entry
         })
         .collect()
 }
@@ -52,13 +53,14 @@ pub(crate) fn chat_tools<'a>(offered: impl Iterator<Item = Offered<'a>>) -> Valu
 pub(crate) fn responses_tools<'a>(offered: impl Iterator<Item = Offered<'a>>) -> Value {
     offered
         .map(|o| {
-            json!({
+            let mut entry = json!({
                 "type": "function",
                 "name": o.wire_name,
                 "description": o.tool.definition.description,
-                "parameters": o.tool.definition.input_schema,
                 "strict": false,
-            })
+            });
+            entry["parameters"] = o.tool.definition.input_schema.clone();
+            entry
         })
         .collect()
 }
