@@ -2,7 +2,9 @@
 //! calls the library and formats what it returns.
 //!
 //! Exit codes: 0 for a result, 1 for an error result, 2 for a usage or
-//! config error (including invalid JSON arguments).
+//! config error (including invalid JSON arguments), 128 + the signal's
+//! number when SIGINT, SIGTERM or SIGHUP stops it (its MCP servers are
+//! killed first).
 //!
 //! Text a plugin chose (descriptions, error messages, a rendered result)
 //! reaches the terminal only through [`tiny_harness_host::display`], with
@@ -10,6 +12,9 @@
 //! exactly, as JSON.
 //! The process exits as soon as its output is written, even if a plugin
 //! left a thread blocked in a host call.
+
+mod pins;
+mod plugins;
 
 use std::fmt::Write as _;
 use std::io::{Read as _, Write as _};
@@ -20,8 +25,8 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use tiny_harness_host::display::{block, one_line};
 use tiny_harness_host::{
-    CompileCache, CompileOrigin, Config, DirMode, Grants, Host, HostBuilder, Journal, Plugin,
-    PluginEngine, Provider, ToolCall, config::DEFAULT_FILE,
+    CompileCache, Config, Host, HostBuilder, Journal, PluginEngine, Provider, ToolCall,
+    config::DEFAULT_FILE,
 };
 
 /// Exit code for a usage or config error.
@@ -41,7 +46,8 @@ const MAX_STDIN_ARGUMENTS: u64 = 64 << 20;
 The host has no tools of its own: every tool comes from a plugin (a WebAssembly \
 component) that the config loads and grants exactly what it may touch. Tools are \
 named <plugin>/<server>.<tool>.",
-    after_help = "Exit codes: 0 a result, 1 an error result, 2 a usage or config error.\n\n\
+    after_help = "Exit codes: 0 a result, 1 an error result, 2 a usage or config error, 128+N when \
+stopped by signal N (SIGINT, SIGTERM, SIGHUP; MCP servers are stopped with it).\n\n\
 Text from plugins (descriptions, error messages, results) is shown with control and bidi \
 characters escaped (\\x1b, \\r, \\u{202e}, ...), so it cannot move the cursor or forge lines; \
 --json carries it exactly.\n\n\
@@ -65,6 +71,11 @@ struct Cli {
     /// With --journal, also record the arguments and the rendered result themselves.
     #[arg(long, global = true, requires = "journal")]
     journal_full: bool,
+
+    /// Refuse to run unless every tool and component is exactly as in tiny-harness.lock
+    /// (beside the config), and never write the lock: for CI.
+    #[arg(long, global = true)]
+    locked: bool,
 
     #[command(subcommand)]
     command: Command,
@@ -102,6 +113,48 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Compare tools with their pins in tiny-harness.lock, or pin them again.
+    Pins {
+        #[command(subcommand)]
+        action: PinsAction,
+    },
+    /// Work with MCP configs of other clients.
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum PinsAction {
+    /// Show, field by field, how each tool differs from its pin (MCP servers are listed
+    /// again first). Exit code 1 when anything differs.
+    Diff {
+        /// Only this server (<plugin>/<server>) or plugin.
+        server: Option<String>,
+    },
+    /// Register the tools again as they are now and rewrite their pins in the lock.
+    Update {
+        /// Only this server (<plugin>/<server>) or plugin.
+        server: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum McpAction {
+    /// Print the [plugins.mcp] block, grants included, for a Claude Desktop, Cursor or
+    /// VS Code MCP config, for you to review and paste. Secret values are not copied:
+    /// they become ${NAME} references to host variables.
+    Import {
+        /// The JSON config (claude_desktop_config.json, .cursor/mcp.json, .vscode/mcp.json).
+        file: PathBuf,
+        /// The path written for the mcp plugin's component.
+        #[arg(
+            long,
+            default_value = "target/wasm-plugins/wasm32-wasip2/release/mcp.wasm"
+        )]
+        wasm: String,
+    },
 }
 
 /// Runs the command line and returns the process's exit code.
@@ -115,7 +168,18 @@ pub fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => return usage_error(anyhow::anyhow!("cannot start the async runtime: {e}")),
     };
-    let outcome = runtime.block_on(run(cli));
+    let outcome = runtime.block_on(async {
+        // A signal ends the run where it is: dropping it drops the host,
+        // which kills every MCP server's process group, so none outlives
+        // the command (`kill`, Ctrl-C, a closed terminal).
+        tokio::select! {
+            outcome = run(cli) => outcome,
+            signal = interrupted() => {
+                eprintln!("tiny-harness: stopped by {}", signal.0);
+                Ok(ExitCode::from(128 + signal.1))
+            }
+        }
+    });
     // Do not wait for the runtime's blocking threads: a plugin stopped at
     // its deadline while blocked in a host call (opening a FIFO in a
     // granted directory) leaves one blocked for ever, and the work they
@@ -125,6 +189,25 @@ pub fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => usage_error(e),
+    }
+}
+
+/// Waits for SIGINT, SIGTERM or SIGHUP; returns its name and number. If
+/// the handlers cannot be installed, waits for ever (the default
+/// disposition then still ends the process).
+async fn interrupted() -> (&'static str, u8) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = int.recv() => ("SIGINT", 2),
+        _ = term.recv() => ("SIGTERM", 15),
+        _ = hup.recv() => ("SIGHUP", 1),
     }
 }
 
@@ -162,7 +245,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // not wait for plugins to compile.
     let arguments = match &cli.command {
         Command::Call { arguments, .. } => Some(parse_arguments(arguments)?),
-        Command::Tools { .. } | Command::Plugins { .. } => None,
+        Command::Mcp {
+            action: McpAction::Import { file, wasm },
+        } => return pins::import(file, wasm),
+        _ => None,
     };
     let config = Config::load(&cli.config)?;
     let cache = if cli.no_cache {
@@ -183,8 +269,42 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    builder.lock_file(tiny_harness_host::pin::lock_path(&config.path), cli.locked)?;
     builder.load_config(&config).await?;
     let host = builder.build();
+    host.save_lock()?;
+    let quiet = matches!(cli.command, Command::Plugins { .. });
+    if !quiet {
+        warn_failed_sources(&host);
+    }
+    let code = command(cli, &host, arguments, journal.as_deref()).await;
+    // Close every MCP session cleanly: stdin closed, a grace period, then
+    // the process group killed.
+    host.shutdown().await;
+    code
+}
+
+/// One warning line per MCP server that could not be used.
+fn warn_failed_sources(host: &Host) {
+    for (plugin, source) in host.mcp_sources() {
+        if let tiny_harness_host::mcp::State::Failed(why) = source.status().state {
+            eprintln!(
+                "tiny-harness: warning: plugin {}: mcp server {}: {}",
+                one_line(&plugin),
+                one_line(source.server()),
+                one_line(&why)
+            );
+        }
+    }
+}
+
+async fn command(
+    cli: Cli,
+    host: &Host,
+    arguments: Option<serde_json::Value>,
+    journal: Option<&Journal>,
+) -> anyhow::Result<ExitCode> {
+    let host = host.clone();
     match cli.command {
         Command::Tools {
             json,
@@ -198,15 +318,25 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Plugins { json } => {
-            print_plugins(&host, json)?;
+            plugins::print_plugins(&host, json)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Pins {
+            action: PinsAction::Diff { server },
+        } => pins::diff(&host, server.as_deref()).await,
+        Command::Pins {
+            action: PinsAction::Update { server },
+        } => pins::update(&host, server.as_deref()).await,
+        Command::Mcp { .. } => unreachable!("handled before the config is loaded"),
         Command::Call { name, id, json, .. } => {
             let call = ToolCall {
                 id,
                 name,
                 arguments: arguments.unwrap_or_default(),
             };
+            // Each `call` is one iteration of the tool loop: MCP servers
+            // list their tools again before it and refuse changed ones.
+            host.begin_iteration();
             let outcome = host.invoke(&call).await;
             if json {
                 emit(&serde_json::to_string_pretty(&outcome.to_json())?)?;
@@ -216,7 +346,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 // escapes instead of acting on the terminal.
                 emit(&block(outcome.render()))?;
             }
-            if let Some(error) = journal.as_ref().and_then(|j| j.take_error()) {
+            if let Some(error) = journal.and_then(|j| j.take_error()) {
                 let path = cli.journal.as_deref().unwrap_or(Path::new("")).display();
                 anyhow::bail!(
                     "the call ran but could not be written to the journal {path}: {error}"
@@ -406,109 +536,4 @@ fn summary(description: &str) -> String {
     } else {
         cut
     }
-}
-
-/// What a plugin is granted, in one line: `dirs: GUEST=HOST (mode), ...;
-/// env: NAME, ...`, or `nothing`.
-fn describe_grants(grants: &Grants) -> String {
-    let mut parts = Vec::new();
-    if !grants.dirs.is_empty() {
-        let dirs: Vec<String> = grants
-            .dirs
-            .iter()
-            .map(|d| format!("{}={} ({})", d.guest, d.host.display(), mode_name(d.mode)))
-            .collect();
-        parts.push(format!("dirs: {}", dirs.join(", ")));
-    }
-    if !grants.env.is_empty() {
-        parts.push(format!("env: {}", grants.env.join(", ")));
-    }
-    if parts.is_empty() {
-        "nothing".into()
-    } else {
-        parts.join("; ")
-    }
-}
-
-fn mode_name(mode: DirMode) -> &'static str {
-    match mode {
-        DirMode::ReadOnly => "read-only",
-        DirMode::ReadWrite => "read-write",
-    }
-}
-
-fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
-    let registry = host.registry();
-    let plugins: Vec<(&str, &Plugin)> = registry
-        .sources()
-        .filter_map(|(name, source)| Some((name, source.as_any().downcast_ref::<Plugin>()?)))
-        .collect();
-    let tool_count = |name: &str| registry.tools().filter(|t| t.name.plugin() == name).count();
-    if json {
-        let list: Vec<serde_json::Value> = plugins
-            .iter()
-            .map(|(name, plugin)| {
-                let grants = plugin.grants();
-                let limits = plugin.limits();
-                serde_json::json!({
-                    "name": name,
-                    "path": plugin.wasm_path().display().to_string(),
-                    "sha256": plugin.sha256(),
-                    "pinned": plugin.is_pinned(),
-                    "tools": tool_count(name),
-                    "from_compile_cache": plugin.compile_origin() == CompileOrigin::Cached,
-                    "grants": {
-                        "dirs": grants.dirs.iter().map(|d| serde_json::json!({
-                            "host": d.host.display().to_string(),
-                            "guest": d.guest,
-                            "mode": mode_name(d.mode),
-                        })).collect::<Vec<_>>(),
-                        "env": grants.env,
-                    },
-                    "limits": {
-                        "memory_mib": limits.memory_bytes >> 20,
-                        "timeout_ms": u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
-                        "result_kib": limits.result_bytes >> 10,
-                        "result_parts": limits.result_parts,
-                        "open_files": limits.open_files,
-                        "arguments_kib": limits.arguments_bytes >> 10,
-                        "tools": limits.registration.tools,
-                        "servers": limits.registration.servers,
-                        "description_kib": limits.registration.description_bytes >> 10,
-                        "title_kib": limits.registration.title_bytes >> 10,
-                        "schema_kib": limits.registration.schema_bytes >> 10,
-                        "schema_cost": limits.registration.schema_cost,
-                        "registration_kib": limits.registration.total_bytes >> 10,
-                    },
-                })
-            })
-            .collect();
-        return emit(&serde_json::to_string_pretty(&list)?);
-    }
-    if plugins.is_empty() {
-        return emit("no plugins: the config loads none");
-    }
-    let width = plugins
-        .iter()
-        .map(|(n, _)| one_line(n).len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    let mut table = format!(
-        "{:width$}  {:5}  {:64}  {:6}  GRANTS",
-        "NAME", "TOOLS", "SHA256", "PINNED"
-    );
-    for (name, plugin) in &plugins {
-        let _ = write!(
-            table,
-            "\n{:width$}  {:5}  {:64}  {:6}  {}",
-            one_line(name),
-            tool_count(name),
-            one_line(plugin.sha256()),
-            if plugin.is_pinned() { "yes" } else { "no" },
-            // Host paths and variable names may hold any byte but NUL.
-            one_line(&describe_grants(plugin.grants()))
-        );
-    }
-    emit(&table)
 }

@@ -22,8 +22,14 @@
 //! registration_kib = 8192            #   all of it together; default 8192
 //!
 //! [plugins.fs.grants]                # everything is denied unless granted here
-//! env = ["HOME"]                     # env vars passed through by name
+//! env = ["HOME"]                     # env vars passed through by name (also to
+//!                                    #   the programs and MCP servers it declares)
 //! dirs = [{ host = ".", guest = "/workspace", mode = "read-only" }]
+//! exec = [{ program = "node" }]      # programs the host may start for it: a bare
+//!                                    #   name is looked up on PATH at load, a path
+//!                                    #   is relative to this file
+//! net = ["http://127.0.0.1:*"]       # scheme://host:port it may reach; `*` for any
+//!                                    #   port, `*.example.com` for subdomains
 //!
 //! [plugins.fs.config]                # the plugin's own settings, passed as JSON
 //! root = "/workspace"
@@ -32,9 +38,10 @@
 //! Invariants: every error names the file, the line and the key; unknown
 //! keys are errors (a misspelt grant must not silently grant nothing, nor
 //! a misspelt limit silently leave the default); relative paths are relative
-//! to the config file's directory, not the working directory. Capabilities
-//! arrive as new tables under `grants` (for instance `exec` and `net`),
-//! each checked on its own.
+//! to the config file's directory, not the working directory; a program is
+//! resolved once, here, to the file that will run (see [`crate::grant`]).
+//! Each capability is a key under `grants`, checked on its own, and one
+//! granted twice (a guest directory, a program or a destination) is an error.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -44,6 +51,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::grant::{ExecGrant, NetGrant};
 use crate::plugin::{DirGrant, DirMode, Grants, Limits, PluginSpec};
 use crate::registry::check_segment;
 
@@ -148,6 +156,16 @@ struct RawGrants {
     dirs: Vec<RawDir>,
     #[serde(default)]
     env: Vec<Spanned<String>>,
+    #[serde(default)]
+    exec: Vec<RawExec>,
+    #[serde(default)]
+    net: Vec<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExec {
+    program: Spanned<String>,
 }
 
 #[derive(Deserialize)]
@@ -421,7 +439,45 @@ impl Checker<'_> {
             }
             env.push(n.clone());
         }
-        Ok(Grants { dirs, env })
+        let path = std::env::var_os("PATH");
+        let mut exec: Vec<ExecGrant> = Vec::new();
+        for raw in raw.exec {
+            let program = ExecGrant::resolve(raw.program.get_ref(), base, path.as_deref())
+                .map_err(|e| self.at(&raw.program, format!("{key}.exec: {e}")))?;
+            if let Some(twin) = exec.iter().find(|g| g.canonical() == program.canonical()) {
+                return Err(self.at(
+                    &raw.program,
+                    format!(
+                        "{key}.exec: program {:?} is granted twice (as {:?}): grant it once",
+                        program.written(),
+                        twin.written(),
+                    ),
+                ));
+            }
+            exec.push(program);
+        }
+        let mut net: Vec<NetGrant> = Vec::new();
+        for raw in raw.net {
+            let grant = NetGrant::parse(raw.get_ref())
+                .map_err(|e| self.at(&raw, format!("{key}.net: {e}")))?;
+            if let Some(twin) = net.iter().find(|g| g.same_destination(&grant)) {
+                return Err(self.at(
+                    &raw,
+                    format!(
+                        "{key}.net: {:?} is granted twice (as {:?}): grant it once",
+                        grant.as_str(),
+                        twin.as_str()
+                    ),
+                ));
+            }
+            net.push(grant);
+        }
+        Ok(Grants {
+            dirs,
+            env,
+            exec,
+            net,
+        })
     }
 }
 

@@ -1,18 +1,35 @@
 //! The library facade: a host built from a config, with its plugins loaded
 //! and their tools registered, ready to invoke.
 //!
-//! Invariant: a plugin is registered whole or not at all. If loading or
-//! registering one plugin fails, the registry holds nothing of it; building
-//! a host from a config fails on the first such plugin.
+//! Invariants:
+//! - A plugin is registered whole or not at all. If loading or registering
+//!   one plugin fails, the registry holds nothing of it; building a host
+//!   from a config fails on the first such plugin. (An MCP server a plugin
+//!   declares is a part that may fail alone; see [`HostBuilder::load_plugin`].)
+//! - What is registered is what is pinned: with a lock file, a server the
+//!   lock knows is registered as the lock pins it, and a tool that differs
+//!   now refuses every call (`schema_changed`) until [`Host::reregister`].
+//!   Without one, tools are pinned as first listed, for the run.
 
-use std::sync::Arc;
+mod guard;
+mod lockfile;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use guard::Guarded;
+use lockfile::LockState;
 
 use crate::config::{Config, ConfigError};
 use crate::invoke::{CallOutcome, Invoker, ToolCall};
 use crate::journal::Journal;
+use crate::mcp::{Drift, Launch, McpSource, SourceLimits, State};
 use crate::plugin::{LoadError, Plugin, PluginEngine, PluginSpec};
-use crate::registry::{LiveRegistry, Registry, RegistryError};
-use crate::source::ToolSource;
+use crate::registry::{LiveRegistry, RegistrationLimits, Registry, RegistryError};
+use crate::source::{CallLimits, PendingTool, ToolSource};
+use crate::tool::ToolDefinition;
 
 /// Why a host could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +49,28 @@ pub enum HostError {
         /// Why its tools were refused.
         source: RegistryError,
     },
+    /// The lock file cannot be read or written.
+    #[error(transparent)]
+    Lock(#[from] crate::pin::LockError),
+    /// With `--locked`, the tool surface differs from the lock.
+    #[error("{}{message} (--locked)", .plugin.as_ref().map(|p| format!("plugin {p}: ")).unwrap_or_default())]
+    Locked {
+        /// The plugin, when the difference is one plugin's.
+        plugin: Option<String>,
+        /// What differs, and what to do.
+        message: String,
+    },
+    /// No server of that name is registered.
+    #[error("no server {0:?} is registered (name it as <plugin>/<server>)")]
+    UnknownServer(String),
+    /// A server could not be listed again.
+    #[error("server {server}: {reason}")]
+    Relist {
+        /// `<plugin>/<server>`.
+        server: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Builds a registry of plugin tools, one plugin at a time.
@@ -39,32 +78,171 @@ pub struct HostBuilder {
     engine: PluginEngine,
     registry: Registry,
     journal: Option<Arc<Journal>>,
+    state: HostState,
+}
+
+/// What a host keeps besides its registry: the iteration counter, the
+/// lock, the plugins' guards and limits.
+#[derive(Debug, Default)]
+struct HostState {
+    iterations: Arc<AtomicU64>,
+    lock: Mutex<Option<LockState>>,
+    guards: BTreeMap<String, Arc<Guarded>>,
+    mcp: BTreeMap<(String, String), Arc<McpSource>>,
+    limits: BTreeMap<String, RegistrationLimits>,
 }
 
 impl HostBuilder {
     /// A builder with a fresh engine and an empty registry.
     pub fn new() -> Result<Self, HostError> {
         let engine = PluginEngine::new().map_err(|e| LoadError::Engine(e.to_string()))?;
-        Ok(HostBuilder {
-            engine,
-            registry: Registry::new(),
-            journal: None,
-        })
+        Ok(HostBuilder::with_engine(engine))
     }
 
     /// Loads one plugin and registers its tools; on any error nothing of
     /// the plugin is registered. Returns how many tools it added.
+    ///
+    /// The MCP servers the plugin declares are started (or reached) and
+    /// listed concurrently, each as a source of its own. One that its
+    /// grants refuse, that fails to start, or whose tools are refused is
+    /// recorded as failed, with why, and contributes no tools; the plugin's
+    /// other tools and servers still register (see [`Host::mcp_sources`]).
     pub async fn load_plugin(&mut self, spec: PluginSpec) -> Result<usize, HostError> {
         let name = spec.name.clone();
-        let limits = spec.limits.registration;
+        let limits = spec.limits;
         let (plugin, tools) = Plugin::load(&self.engine, spec).await?;
-        let source: Arc<dyn ToolSource> = Arc::new(plugin);
-        self.registry
-            .register(&name, tools, source, &limits)
-            .map_err(|source| HostError::Registry {
-                plugin: name,
-                source,
-            })
+        if let Some(checked) = self.with_lock(|lock| lock.component(&name, plugin.sha256())) {
+            checked?;
+        }
+        let declarations = plugin.mcp_sources().to_vec();
+        let grants = plugin.grants().clone();
+
+        // The plugin's own servers: pinned from the lock where it has them.
+        let mut current: BTreeMap<String, Vec<ToolDefinition>> = BTreeMap::new();
+        for tool in tools {
+            current
+                .entry(tool.server)
+                .or_default()
+                .push(tool.definition);
+        }
+        let declared: Vec<&str> = declarations.iter().map(|d| d.name.as_str()).collect();
+        for server in self
+            .with_lock(|lock| lock.servers(&name))
+            .unwrap_or_default()
+        {
+            if !declared.contains(&server.as_str()) {
+                // A server the lock has and the plugin no longer offers
+                // stays, refused, so its removal is seen.
+                current.entry(server).or_default();
+            }
+        }
+        let mut servers = Vec::new();
+        let mut pending = Vec::new();
+        for (server, now) in current {
+            let pinned = self
+                .with_lock(|lock| lock.reconcile(&name, &server, &now))
+                .transpose()?
+                .unwrap_or_else(|| now.clone());
+            pending.extend(pinned.iter().map(|definition| PendingTool {
+                server: server.clone(),
+                definition: definition.clone(),
+            }));
+            servers.push((server, pinned, now));
+        }
+        let guard = Arc::new(Guarded::new(Arc::new(plugin), servers));
+
+        // Its MCP servers, each a source of its own, started concurrently
+        // (or, when the lock has them, registered from it and started on
+        // their first call).
+        let mut started = tokio::task::JoinSet::new();
+        for (index, declaration) in declarations.into_iter().enumerate() {
+            let launch = Launch::resolve(&name, &declaration, &grants, limits.timeout)
+                .map_err(|e| e.to_string());
+            let from_lock = match (&launch, declaration.eager) {
+                (Ok(_), false) => self
+                    .with_lock(|lock| lock.pinned(&name, &declaration.name))
+                    .flatten(),
+                _ => None,
+            };
+            let mcp = Arc::new(McpSource::new(
+                &name,
+                &declaration.name,
+                launch,
+                SourceLimits {
+                    call: CallLimits::new(limits.timeout, limits.arguments_bytes),
+                    result_bytes: limits.result_bytes,
+                    result_parts: limits.result_parts,
+                    registration: limits.registration,
+                },
+                self.state.iterations.clone(),
+            ));
+            started.spawn(async move {
+                let listing = match (from_lock, mcp.status().state) {
+                    (Some(pinned), _) => Ok(Start::FromLock(pinned)),
+                    (None, State::Failed(why)) => Err(why),
+                    (None, _) => mcp.list().await.map(|l| Start::Listed(l.tools)),
+                };
+                (index, mcp, listing)
+            });
+        }
+        let mut mcp_servers = started.join_all().await;
+        mcp_servers.sort_by_key(|(index, ..)| *index);
+
+        let registry_error = |source| HostError::Registry {
+            plugin: name.clone(),
+            source,
+        };
+        let mut next = self.registry.clone();
+        let mut count = next
+            .register(&name, pending, guard.clone(), &limits.registration)
+            .map_err(registry_error)?;
+        let mut mcp_added = Vec::new();
+        for (_, mcp, start) in mcp_servers {
+            let server = mcp.server().to_owned();
+            let pinned = match start {
+                Ok(Start::FromLock(pinned)) => pinned,
+                Ok(Start::Listed(now)) => self
+                    .with_lock(|lock| lock.reconcile(&name, &server, &now))
+                    .transpose()?
+                    .unwrap_or(now),
+                Err(_) => Vec::new(),
+            };
+            let pending: Vec<PendingTool> = pinned
+                .iter()
+                .map(|definition| PendingTool {
+                    server: server.clone(),
+                    definition: definition.clone(),
+                })
+                .collect();
+            mcp_added.push(mcp.clone());
+            let as_source: Arc<dyn ToolSource> = mcp.clone();
+            match next.add_server(
+                &name,
+                &server,
+                pending,
+                as_source.clone(),
+                &limits.registration,
+            ) {
+                Ok(added) => {
+                    count += added;
+                    mcp.pin(pinned);
+                }
+                Err(refused) => {
+                    mcp.fail(refused.to_string());
+                    next.add_server(&name, &server, Vec::new(), as_source, &limits.registration)
+                        .map_err(registry_error)?;
+                }
+            }
+        }
+        self.registry = next;
+        for mcp in mcp_added {
+            self.state
+                .mcp
+                .insert((name.clone(), mcp.server().to_owned()), mcp);
+        }
+        self.state.guards.insert(name.clone(), guard);
+        self.state.limits.insert(name, limits.registration);
+        Ok(count)
     }
 
     /// A builder over an existing engine, so that several hosts (or a host
@@ -75,7 +253,25 @@ impl HostBuilder {
             engine,
             registry: Registry::new(),
             journal: None,
+            state: HostState::default(),
         }
+    }
+
+    /// Pins tools with the lock file at `path` (see `pin::LOCK_FILE`):
+    /// servers it knows are registered as it pins them, others are pinned
+    /// on first use and added when [`Host::save_lock`] runs. With `locked`,
+    /// anything not exactly as in the lock refuses the plugin, and the
+    /// lock is never written. Call before loading plugins.
+    pub fn lock_file(&mut self, path: PathBuf, locked: bool) -> Result<&mut Self, HostError> {
+        let state = LockState::open(path, locked)?;
+        *self.state.lock.lock().unwrap_or_else(|e| e.into_inner()) = Some(state);
+        Ok(self)
+    }
+
+    /// Runs `f` on the lock, if there is one.
+    fn with_lock<T>(&self, f: impl FnOnce(&mut LockState) -> T) -> Option<T> {
+        let mut lock = self.state.lock.lock().unwrap_or_else(|e| e.into_inner());
+        lock.as_mut().map(f)
     }
 
     /// The engine plugins are loaded into.
@@ -110,14 +306,32 @@ impl HostBuilder {
         if let Some(journal) = self.journal {
             invoker = invoker.with_journal(journal);
         }
-        Host { invoker }
+        Host {
+            invoker,
+            state: Arc::new(self.state),
+        }
     }
+}
+
+/// What runs a server's tools.
+enum ServerSource {
+    Plugin(Arc<Guarded>),
+    Mcp(Arc<McpSource>),
+}
+
+/// How an MCP server got its tools at load.
+enum Start {
+    /// From the lock, without starting it.
+    FromLock(Vec<ToolDefinition>),
+    /// From a listing.
+    Listed(Vec<ToolDefinition>),
 }
 
 /// A host: a registry of tools and the invoker over it.
 #[derive(Debug, Clone)]
 pub struct Host {
     invoker: Invoker,
+    state: Arc<HostState>,
 }
 
 impl Host {
@@ -142,6 +356,186 @@ impl Host {
     /// The invoker.
     pub fn invoker(&self) -> &Invoker {
         &self.invoker
+    }
+
+    /// Every MCP server the plugins declared, with its plugin, in plugin
+    /// and server order: connected, not started or failed (with why).
+    pub fn mcp_sources(&self) -> Vec<(String, Arc<McpSource>)> {
+        self.state
+            .mcp
+            .iter()
+            .map(|((plugin, _), source)| (plugin.clone(), source.clone()))
+            .collect()
+    }
+
+    /// Closes every MCP session: each server's stdin is closed, it gets a
+    /// grace period to exit, then its process group is killed. Dropping
+    /// the last clone of a host kills them at once instead.
+    pub async fn shutdown(&self) {
+        let sources = self.mcp_sources();
+        let mut closing = tokio::task::JoinSet::new();
+        for (_, source) in sources {
+            closing.spawn(async move { source.shutdown().await });
+        }
+        closing.join_all().await;
+    }
+
+    /// Begins one iteration of the tool loop: before the first call to any
+    /// of a server's tools from now on, its MCP source lists its tools
+    /// again and refuses those that differ from their pins. Call it once
+    /// per model turn (the CLI's `call` is one iteration).
+    pub fn begin_iteration(&self) {
+        self.state.iterations.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Writes the lock file if pins were added (trust on first use). Never
+    /// writes with `--locked`. True if it was written.
+    pub fn save_lock(&self) -> Result<bool, HostError> {
+        let mut lock = self.state.lock.lock().unwrap_or_else(|e| e.into_inner());
+        match lock.as_mut() {
+            Some(lock) => lock.save(),
+            None => Ok(false),
+        }
+    }
+
+    /// How each server's tools differ from their pins, for every server
+    /// `filter` accepts (`<plugin>/<server>` or `<plugin>`; `None` for all).
+    /// MCP servers are listed again first (which starts those not yet
+    /// started).
+    pub async fn drift(&self, filter: Option<&str>) -> Result<Vec<(String, Drift)>, HostError> {
+        let mut out = Vec::new();
+        for (plugin, server, source) in self.servers(filter)? {
+            let key = format!("{plugin}/{server}");
+            let drift = match source {
+                ServerSource::Mcp(mcp) => {
+                    mcp.relist().await.map_err(|reason| HostError::Relist {
+                        server: key.clone(),
+                        reason,
+                    })?
+                }
+                ServerSource::Plugin(guard) => guard
+                    .watch(&server)
+                    .and_then(|w| w.read().ok().map(|w| w.drift()))
+                    .unwrap_or_default(),
+            };
+            out.push((key, drift));
+        }
+        Ok(out)
+    }
+
+    /// Registers the server(s) `filter` names again as they are now, pins
+    /// them, and (with a lock file, not `--locked`) writes the lock: what
+    /// makes a changed tool callable again. Returns how many tools each
+    /// server now has.
+    pub async fn reregister(
+        &self,
+        filter: Option<&str>,
+    ) -> Result<Vec<(String, usize)>, HostError> {
+        if self
+            .state
+            .lock
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|l| l.locked)
+        {
+            return Err(HostError::Locked {
+                plugin: None,
+                message: "pins are never updated under --locked".to_owned(),
+            });
+        }
+        let mut done = Vec::new();
+        for (plugin, server, source) in self.servers(filter)? {
+            let key = format!("{plugin}/{server}");
+            let current = match &source {
+                ServerSource::Mcp(mcp) => {
+                    mcp.relist().await.map_err(|reason| HostError::Relist {
+                        server: key.clone(),
+                        reason,
+                    })?;
+                    mcp.listed().unwrap_or_default()
+                }
+                ServerSource::Plugin(guard) => guard
+                    .watch(&server)
+                    .and_then(|w| w.read().ok().and_then(|w| w.listed().map(<[_]>::to_vec)))
+                    .unwrap_or_default(),
+            };
+            let limits = self.state.limits.get(&plugin).copied().unwrap_or_default();
+            let pending = current
+                .iter()
+                .map(|definition| PendingTool {
+                    server: server.clone(),
+                    definition: definition.clone(),
+                })
+                .collect();
+            let count = self
+                .live_registry()
+                .replace_server(&plugin, &server, pending, &limits)
+                .map_err(|source| HostError::Registry {
+                    plugin: plugin.clone(),
+                    source,
+                })?;
+            match &source {
+                ServerSource::Mcp(mcp) => mcp.pin(current.clone()),
+                ServerSource::Plugin(guard) => {
+                    if let Some(watch) = guard.watch(&server)
+                        && let Ok(mut watch) = watch.write()
+                    {
+                        watch.pin(current.clone());
+                    }
+                }
+            }
+            if let Some(lock) = self
+                .state
+                .lock
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_mut()
+            {
+                lock.set_server(&plugin, &server, &current);
+            }
+            done.push((key, count));
+        }
+        self.save_lock()?;
+        Ok(done)
+    }
+
+    /// The servers `filter` names, with what runs them.
+    fn servers(
+        &self,
+        filter: Option<&str>,
+    ) -> Result<Vec<(String, String, ServerSource)>, HostError> {
+        let mut all = Vec::new();
+        for (plugin, guard) in &self.state.guards {
+            for (server, _) in guard.servers() {
+                all.push((
+                    plugin.clone(),
+                    server.to_owned(),
+                    ServerSource::Plugin(guard.clone()),
+                ));
+            }
+        }
+        for ((plugin, server), mcp) in &self.state.mcp {
+            all.push((
+                plugin.clone(),
+                server.clone(),
+                ServerSource::Mcp(mcp.clone()),
+            ));
+        }
+        all.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        let Some(filter) = filter else {
+            return Ok(all);
+        };
+        let chosen: Vec<_> = all
+            .into_iter()
+            .filter(|(plugin, server, _)| {
+                filter == plugin || filter == format!("{plugin}/{server}")
+            })
+            .collect();
+        if chosen.is_empty() {
+            return Err(HostError::UnknownServer(filter.to_owned()));
+        }
+        Ok(chosen)
     }
 
     /// Runs one validated call.

@@ -284,7 +284,7 @@ fn check_output(schema: &CompiledSchema, result: &ToolResult) -> Result<(), Call
             .enumerate()
             .find_map(|(index, part)| match part {
                 ContentPart::Json { data, .. } => Some((index, data)),
-                ContentPart::Text { .. } => None,
+                _ => None,
             })
     else {
         return Err(CallError::InvalidOutput(

@@ -4,14 +4,18 @@
 //! of tools, **validates** every call against the tool's input schema, and
 //! renders every result as **untrusted data**. It has no tools of its own:
 //! every tool comes from a **plugin**, a WebAssembly component that runs
-//! sandboxed with exactly the grants its config gives it.
+//! sandboxed with exactly the grants its config gives it, or from an **MCP
+//! server** a plugin declares, which the host reaches under the same
+//! grants ([`mcp`]). Every definition is **pinned** ([`pin`]): a tool that
+//! changes under the host refuses calls until it is reviewed.
 //!
 //! The path from a model's call to an effect is short and single:
 //!
 //! ```text
 //! ToolCall -> registry lookup      (unknown  -> unknown_tool, nothing runs)
 //!          -> schema validation    (invalid  -> invalid_arguments, nothing runs)
-//!          -> plugin, fresh instance with grants, memory cap and deadline
+//!          -> source: a plugin (fresh instance with grants, memory cap and
+//!             deadline) or an MCP session (pinned, retried only if idempotent)
 //!          -> ToolResult | CallError -> untrusted block (render)
 //! ```
 //!
@@ -33,7 +37,9 @@
 //!
 //! Modules, lowest layer first: [`tool`] (plain data), [`display`] and
 //! [`file`] (text for terminals, files from outside), [`schema`],
-//! [`source`], [`registry`], [`plugin`] (everything wasmtime), [`render`],
+//! [`source`], [`registry`], [`grant`] (programs and network
+//! destinations), [`pin`] (definition hashes, the lock file), [`plugin`]
+//! (everything wasmtime), [`mcp`] (everything rmcp), [`render`],
 //! [`invoke`], [`journal`], [`wire`] (names providers accept), [`provider`]
 //! (each provider's tools, calls and results), [`config`], [`host`] (the
 //! facade). The `tiny-harness` binary is a thin
@@ -47,9 +53,12 @@
 pub mod config;
 pub mod display;
 pub mod file;
+pub mod grant;
 pub mod host;
 pub mod invoke;
 pub mod journal;
+pub mod mcp;
+pub mod pin;
 pub mod plugin;
 pub mod provider;
 pub mod registry;

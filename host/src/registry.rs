@@ -222,6 +222,9 @@ pub enum RegistryError {
 pub struct Registry {
     tools: BTreeMap<String, Arc<RegisteredTool>>,
     sources: BTreeMap<String, Arc<dyn ToolSource>>,
+    /// Servers of a registered source that another source runs (an MCP
+    /// server a plugin declared), by plugin and server name.
+    servers: BTreeMap<(String, String), Arc<dyn ToolSource>>,
 }
 
 impl Registry {
@@ -254,6 +257,63 @@ impl Registry {
         Ok(count)
     }
 
+    /// Adds server `server` to the registered source `name`, its tools run
+    /// by `source` instead (an MCP server the plugin declared, say). The
+    /// tools are checked as [`Registry::register`] checks them, counted
+    /// with the source's other tools against `limits`; all or nothing. A
+    /// server with no tools is still recorded, so it is listed.
+    pub fn add_server(
+        &mut self,
+        name: &str,
+        server: &str,
+        tools: Vec<PendingTool>,
+        source: Arc<dyn ToolSource>,
+        limits: &RegistrationLimits,
+    ) -> Result<usize, RegistryError> {
+        if !self.sources.contains_key(name) {
+            return Err(RegistryError::UnknownSource(name.to_owned()));
+        }
+        check_segment("server", server)?;
+        if let Some(other) = tools.iter().find(|t| t.server != server) {
+            return Err(RegistryError::InvalidName {
+                what: "server",
+                name: crate::display::one_line(&other.server).into_owned(),
+                reason: format!("only server {server:?} is being added"),
+            });
+        }
+        let key = (name.to_owned(), server.to_owned());
+        let taken = self.servers.contains_key(&key)
+            || self
+                .tools
+                .values()
+                .any(|t| t.name.plugin() == name && t.name.server() == server);
+        if taken {
+            return Err(RegistryError::InvalidName {
+                what: "server",
+                name: format!("{name}/{server}"),
+                reason: "it is already registered".to_owned(),
+            });
+        }
+        let others = self
+            .tools
+            .values()
+            .filter(|t| t.name.plugin() == name)
+            .count();
+        let batch = self.batch(name, tools, &source, limits, others)?;
+        let count = batch.len();
+        self.tools.extend(batch);
+        self.servers.insert(key, source);
+        Ok(count)
+    }
+
+    /// Every server added with [`Registry::add_server`]: plugin, server
+    /// and the source that runs it, ordered by plugin and server.
+    pub fn server_sources(&self) -> impl Iterator<Item = (&str, &str, &Arc<dyn ToolSource>)> {
+        self.servers
+            .iter()
+            .map(|((plugin, server), source)| (plugin.as_str(), server.as_str(), source))
+    }
+
     /// A new registry in which server `server` of source `name` holds
     /// exactly `tools` (checked as [`Registry::register`] checks them,
     /// against the source's limits with its other servers' tools counted),
@@ -267,8 +327,9 @@ impl Registry {
         limits: &RegistrationLimits,
     ) -> Result<Registry, RegistryError> {
         let source = self
-            .sources
-            .get(name)
+            .servers
+            .get(&(name.to_owned(), server.to_owned()))
+            .or_else(|| self.sources.get(name))
             .cloned()
             .ok_or_else(|| RegistryError::UnknownSource(name.to_owned()))?;
         if let Some(other) = tools.iter().find(|t| t.server != server) {

@@ -4,13 +4,13 @@
 //! the invoker and the sources all speak these types. Content is always
 //! untrusted: see [`crate::render`] for how it reaches a model.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Behaviour hints for a tool, with the meaning MCP gives them.
 ///
 /// The defaults are the cautious ones: a tool that says nothing is taken to
 /// change its environment and to be unsafe to repeat.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Annotations {
     /// The tool does not change its environment.
     pub read_only: bool,
@@ -31,7 +31,7 @@ impl Annotations {
 }
 
 /// One tool as its source describes it, before the registry names it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolDefinition {
     /// The tool's name within its server (the last part of the registry name).
     pub name: String,
@@ -66,6 +66,7 @@ impl ToolDefinition {
 /// One part of a tool's result. Untrusted: render it with [`crate::render`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ContentPart {
     /// Plain text.
     Text {
@@ -78,6 +79,37 @@ pub enum ContentPart {
         media_type: String,
         /// The parsed document.
         data: serde_json::Value,
+    },
+    /// Binary media (an image or an audio clip), as a source such as an MCP
+    /// server sent it. Rendered for a model as a short description, never
+    /// as its data; the data is here for adapters that can pass media on.
+    Media {
+        /// The media type, e.g. `image/png`.
+        media_type: String,
+        /// The data, base64-encoded.
+        data: String,
+    },
+    /// A link to a resource the source can serve (an MCP `resource_link`).
+    ResourceLink {
+        /// The resource's URI.
+        uri: String,
+        /// Its name.
+        name: String,
+        /// What it is, if the source says.
+        description: Option<String>,
+        /// Its media type, if the source says.
+        media_type: Option<String>,
+    },
+    /// A resource's contents, embedded in the result (an MCP `resource`).
+    Resource {
+        /// The resource's URI.
+        uri: String,
+        /// Its media type, if the source says.
+        media_type: Option<String>,
+        /// Its text, for a text resource.
+        text: Option<String>,
+        /// Its data, base64-encoded, for a binary resource.
+        blob: Option<String>,
     },
 }
 
@@ -93,6 +125,30 @@ impl ContentPart {
         match self {
             ContentPart::Text { text } => text.clone(),
             ContentPart::Json { data, .. } => data.to_string(),
+            ContentPart::Media { media_type, data } => {
+                format!("[{media_type}, {} bytes, not shown]", base64_bytes(data))
+            }
+            ContentPart::ResourceLink {
+                uri,
+                name,
+                description,
+                media_type,
+            } => serde_json::json!({
+                "uri": uri,
+                "name": name,
+                "description": description,
+                "media_type": media_type,
+            })
+            .to_string(),
+            ContentPart::Resource {
+                uri, text, blob, ..
+            } => match (text, blob) {
+                (Some(text), _) => text.clone(),
+                (None, Some(blob)) => {
+                    format!("[{uri}: {} bytes, not shown]", base64_bytes(blob))
+                }
+                (None, None) => format!("[{uri}: empty]"),
+            },
         }
     }
 
@@ -100,9 +156,49 @@ impl ContentPart {
     pub fn kind(&self) -> &str {
         match self {
             ContentPart::Text { .. } => "text",
-            ContentPart::Json { media_type, .. } => media_type,
+            ContentPart::Json { media_type, .. } | ContentPart::Media { media_type, .. } => {
+                media_type
+            }
+            ContentPart::ResourceLink { .. } => "resource_link",
+            ContentPart::Resource { .. } => "resource",
         }
     }
+
+    /// The bytes of text and data the part holds: what a result budget
+    /// counts for it (besides its framing).
+    pub fn size(&self) -> usize {
+        let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+        match self {
+            ContentPart::Text { text } => text.len(),
+            ContentPart::Json { media_type, data } => {
+                media_type.len() + compact_json_len(data, usize::MAX)
+            }
+            ContentPart::Media { media_type, data } => media_type.len() + data.len(),
+            ContentPart::ResourceLink {
+                uri,
+                name,
+                description,
+                media_type,
+            } => uri.len() + name.len() + opt(description) + opt(media_type),
+            ContentPart::Resource {
+                uri,
+                media_type,
+                text,
+                blob,
+            } => uri.len() + opt(media_type) + opt(text) + opt(blob),
+        }
+    }
+}
+
+/// The first 12 hex digits of a hash, for messages.
+fn short_hash(hash: &str) -> &str {
+    hash.get(..12).unwrap_or(hash)
+}
+
+/// How many bytes `base64` text decodes to (near enough for people).
+fn base64_bytes(base64: &str) -> usize {
+    let padding = base64.bytes().rev().take_while(|&b| b == b'=').count();
+    (base64.len() / 4 * 3).saturating_sub(padding)
 }
 
 /// What a tool returned for one call.
@@ -219,6 +315,25 @@ pub enum CallError {
     /// The tool could not be started (for example, too many calls at once).
     #[error("the tool is unavailable: {0}")]
     Unavailable(String),
+    /// The tool's definition is no longer the one that was pinned (its
+    /// server changed it, or it disappeared). Every call is refused until
+    /// the tool is registered again (`tiny-harness pins update`).
+    #[error(
+        "the tool's definition changed since it was pinned ({}; pinned {}, now {}); it cannot be called until it is reviewed and registered again",
+        if .fields.is_empty() { "removed".to_owned() } else { .fields.join(", ") },
+        short_hash(.pinned),
+        .current.as_deref().map_or("removed", short_hash)
+    )]
+    SchemaChanged {
+        /// The pinned definition hash.
+        pinned: String,
+        /// The hash of the definition the source gives now; `None` when the
+        /// tool is gone.
+        current: Option<String>,
+        /// Which parts changed (`input_schema`, `output_schema`, `title`,
+        /// `description`, `annotations`); empty when the tool is gone.
+        fields: Vec<&'static str>,
+    },
     /// The plugin reports that the operation failed.
     #[error("the tool failed: {0}")]
     Failed(String),
@@ -243,6 +358,7 @@ impl CallError {
             | CallError::TooManyParts { .. }
             | CallError::ArgumentsTooLarge { .. } => "too_large",
             CallError::Unavailable(_) => "unavailable",
+            CallError::SchemaChanged { .. } => "schema_changed",
             CallError::Failed(_) => "failed",
         }
     }

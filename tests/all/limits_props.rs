@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 use tiny_harness_host::plugin::{CompileCache, PluginEngine};
 use tiny_harness_host::tool::PART_FRAMING_BYTES;
-use tiny_harness_host::{ContentPart, HostBuilder, ToolCall};
+use tiny_harness_host::{HostBuilder, ToolCall};
 
 use crate::common::hostile;
 use crate::hardening::assert_one_clean_line;
@@ -172,10 +172,11 @@ proptest! {
             match &outcome.result {
                 Ok(result) => {
                     prop_assert!(result.content.len() <= result_parts);
-                    let cost: usize = result.content.iter().map(|p| match p {
-                        ContentPart::Text { text } => text.len(),
-                        ContentPart::Json { media_type, .. } => media_type.len() + p.body().len(),
-                    } + PART_FRAMING_BYTES).sum();
+                    let cost: usize = result
+                        .content
+                        .iter()
+                        .map(|p| p.size() + PART_FRAMING_BYTES)
+                        .sum();
                     prop_assert!(cost <= result_bytes, "{cost} > {result_bytes}");
                 }
                 Err(error) => {

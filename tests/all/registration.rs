@@ -231,11 +231,18 @@ async fn duplicate_and_badly_named_tools_are_refused() {
 }
 
 #[tokio::test]
-async fn mcp_sources_are_refused_until_the_host_supports_them() {
-    let err = refused("mcp-source").await;
+async fn an_mcp_source_without_its_exec_grant_fails_and_the_plugin_still_loads() {
+    let host = host(vec![hostile("mcp-source")]).await;
+    // The plugin's own tools are registered; its MCP source is not started.
+    assert!(host.registry().get("hostile/chaos.echo").is_some());
+    let sources = host.mcp_sources();
+    let [(plugin, source)] = sources.as_slice() else {
+        panic!("one source: {sources:?}")
+    };
+    assert_eq!(plugin, "hostile");
+    let state = source.status().state.to_string();
     assert!(
-        matches!(err, HostError::Load(LoadError::InvalidRegistration { .. })),
-        "{err:?}"
+        state.contains("program \"npx\"") && state.contains("exec = [{ program = \"npx\" }]"),
+        "{state}"
     );
-    assert!(err.to_string().contains("everything"), "{err}");
 }

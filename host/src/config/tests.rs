@@ -157,3 +157,130 @@ fn every_limit_key_is_read_and_checked() {
         );
     }
 }
+
+/// Where a shell would find `name` on this process's `PATH`: the first
+/// absolute directory holding an executable regular file of that name.
+fn on_path(name: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = std::env::var_os("PATH").expect("PATH is set");
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .find(|file| {
+            std::fs::metadata(file)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+        .unwrap_or_else(|| panic!("{name} is on PATH"))
+}
+
+#[test]
+fn exec_and_net_grants_are_read() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let tool = dir.path().join("bin/tool");
+    std::fs::create_dir(dir.path().join("bin")).unwrap();
+    std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = Config::parse(
+        &dir.path().join("tiny-harness.toml"),
+        r#"
+[plugins.mcp]
+path = "mcp.wasm"
+[plugins.mcp.grants]
+exec = [{ program = "sh" }, { program = "bin/tool" }]
+net = ["http://127.0.0.1:*", "https://*.example.com"]
+env = ["EVERYTHING_TOKEN"]
+"#,
+    )
+    .unwrap();
+    let grants = &config.plugins[0].grants;
+    let programs: Vec<(&str, &Path)> = grants
+        .exec
+        .iter()
+        .map(|g| (g.written(), g.program()))
+        .collect();
+    assert_eq!(
+        programs,
+        [
+            ("sh", on_path("sh").as_path()),
+            ("bin/tool", tool.as_path())
+        ]
+    );
+    let net: Vec<&str> = grants.net.iter().map(NetGrant::as_str).collect();
+    assert_eq!(net, ["http://127.0.0.1:*", "https://*.example.com"]);
+    let url = |u: &str| url::Url::parse(u).unwrap();
+    assert!(grants.net[0].allows(&url("http://127.0.0.1:3001/mcp")));
+    assert!(grants.net[1].allows(&url("https://api.example.com/")));
+    assert_eq!(grants.env, ["EVERYTHING_TOKEN"]);
+}
+
+#[test]
+fn exec_errors_name_the_line_and_the_key() {
+    let grants = |exec: &str| {
+        parse(&format!(
+            "[plugins.mcp]\npath = \"x.wasm\"\n[plugins.mcp.grants]\n{exec}\n"
+        ))
+        .unwrap_err()
+        .to_string()
+    };
+    let err = grants("exec = [{ program = \"surely-no-such-program-here\" }]");
+    assert_eq!(
+        err,
+        "/tmp/tiny-harness.toml:4:21: plugins.mcp.grants.exec: program \"surely-no-such-program-here\" was not found on PATH: install it, or give its path"
+    );
+    let err = grants("exec = [{ program = \"no/such/file\" }]");
+    assert!(
+        err.starts_with("/tmp/tiny-harness.toml:4:21: plugins.mcp.grants.exec: program \"no/such/file\" (/tmp/no/such/file) does not exist"),
+        "{err}"
+    );
+    let err = grants("exec = [{ program = \"sh\", args = [\"-c\"] }]");
+    assert!(err.contains(":4:"), "{err}");
+    assert!(err.contains("unknown field `args`"), "{err}");
+    let err = grants("exec = [\"sh\"]");
+    assert!(
+        err.contains(":4:") && err.contains("plugins.mcp.grants.exec"),
+        "{err}"
+    );
+
+    // The same file twice, however it is named.
+    let sh = on_path("sh");
+    let err = grants(&format!(
+        "exec = [{{ program = \"sh\" }}, {{ program = {:?} }}]",
+        sh.display().to_string()
+    ));
+    assert!(
+        err.contains(&format!(
+            ":4:41: plugins.mcp.grants.exec: program {:?} is granted twice (as \"sh\")",
+            sh.display().to_string()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn net_errors_name_the_line_and_the_key() {
+    let grants = |net: &str| {
+        parse(&format!(
+            "[plugins.mcp]\npath = \"x.wasm\"\n[plugins.mcp.grants]\n{net}\n"
+        ))
+        .unwrap_err()
+        .to_string()
+    };
+    let err = grants("net = [\"http://127.0.0.1:3000/mcp\"]");
+    assert_eq!(
+        err,
+        "/tmp/tiny-harness.toml:4:8: plugins.mcp.grants.net: \"http://127.0.0.1:3000/mcp\" has a path (/mcp): a grant is scheme://host:port only and allows every path"
+    );
+    let err = grants("net = [\"ftp://example.com\"]");
+    assert!(err.contains(":4:8: plugins.mcp.grants.net: "), "{err}");
+    let err = grants("net = [\"http://example.com\", \"HTTP://Example.com:80/\"]");
+    assert!(
+        err.contains(":4:30: plugins.mcp.grants.net: \"HTTP://Example.com:80/\" is granted twice (as \"http://example.com\")"),
+        "{err}"
+    );
+    let err = grants("net = [{ url = \"http://example.com\" }]");
+    assert!(
+        err.contains(":4:") && err.contains("plugins.mcp.grants.net"),
+        "{err}"
+    );
+}

@@ -19,6 +19,7 @@
 use super::bindings;
 use super::sandbox::Limits;
 use crate::display;
+use crate::mcp::declaration::{Declaration, Http, Stdio, Transport};
 use crate::registry::{RegistrationLimit, RegistrationLimits, RegistryError};
 use crate::source::PendingTool;
 use crate::tool::{Annotations, CallError, ContentPart, ResultBudget, ToolDefinition, ToolResult};
@@ -128,12 +129,13 @@ pub(crate) enum RegistrationRefused {
 }
 
 /// Checks `register`'s answer against `limits` (counts, then each string
-/// and the total) and only then parses its schemas.
+/// and the total) and only then parses its schemas. Returns the plugin's
+/// own tools and the MCP servers it declares.
 pub(crate) fn registration(
     outcome: Result<bindings::Registration, String>,
     plugin: &str,
     limits: &RegistrationLimits,
-) -> Result<Vec<PendingTool>, RegistrationRefused> {
+) -> Result<(Vec<PendingTool>, Vec<Declaration>), RegistrationRefused> {
     let registration = match outcome {
         Ok(registration) => registration,
         Err(message) => {
@@ -143,13 +145,8 @@ pub(crate) fn registration(
             ));
         }
     };
-    if let Some(source) = registration.mcp_sources.first() {
-        return Err(RegistrationRefused::Invalid(format!(
-            "it declares MCP source {:?}, and this host does not support MCP sources yet",
-            truncate(&source.name, 64)
-        )));
-    }
     check_sizes(&registration, plugin, limits).map_err(RegistrationRefused::Limit)?;
+    let declarations = declarations(&registration)?;
     let mut tools = Vec::new();
     for server in registration.servers {
         for tool in server.tools {
@@ -186,7 +183,52 @@ pub(crate) fn registration(
             });
         }
     }
-    Ok(tools)
+    Ok((tools, declarations))
+}
+
+/// The MCP servers a registration declares, each named like a server and
+/// unique among the plugin's servers and sources.
+fn declarations(
+    registration: &bindings::Registration,
+) -> Result<Vec<Declaration>, RegistrationRefused> {
+    let mut names: std::collections::BTreeSet<&str> = registration
+        .servers
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    let mut declarations = Vec::new();
+    for source in &registration.mcp_sources {
+        crate::registry::check_segment("server", &source.name)
+            .map_err(|e| RegistrationRefused::Invalid(format!("MCP source: {e}")))?;
+        if !names.insert(&source.name) {
+            return Err(RegistrationRefused::Invalid(format!(
+                "MCP source {:?} has the name of another server or source of the plugin",
+                source.name
+            )));
+        }
+        let transport = match &source.transport {
+            bindings::McpTransport::Stdio(stdio) => Transport::Stdio(Stdio {
+                command: stdio.command.clone(),
+                args: stdio.args.clone(),
+                env: stdio.env.clone(),
+                cwd: stdio.cwd.clone(),
+            }),
+            bindings::McpTransport::StreamableHttp(http) => Transport::Http(Http {
+                url: http.url.clone(),
+                headers: http.headers.clone(),
+            }),
+        };
+        declarations.push(Declaration {
+            name: source.name.clone(),
+            transport,
+            timeout: source
+                .timeout_ms
+                .map(|ms| std::time::Duration::from_millis(u64::from(ms.max(1)))),
+            eager: source.eager,
+            roots: source.roots.clone(),
+        });
+    }
+    Ok(declarations)
 }
 
 /// Applies the registration limits to the text as the plugin sent it. The
@@ -201,7 +243,7 @@ fn check_sizes(
         limits.refusal(plugin, what, limit, amount as u64, at_least)
     };
     let within = |limit, amount: usize| amount as u64 <= limits.max(limit);
-    let servers = registration.servers.len();
+    let servers = registration.servers.len() + registration.mcp_sources.len();
     if !within(RegistrationLimit::Servers, servers) {
         return Err(over(
             "the registration",
@@ -220,6 +262,31 @@ fn check_sizes(
         ));
     }
     let mut total = 0usize;
+    for source in &registration.mcp_sources {
+        let pairs = |pairs: &[(String, String)]| -> usize {
+            pairs.iter().map(|(k, v)| k.len() + v.len()).sum()
+        };
+        let size = source.name.len()
+            + source.roots.iter().map(String::len).sum::<usize>()
+            + match &source.transport {
+                bindings::McpTransport::Stdio(s) => {
+                    s.command.len()
+                        + s.args.iter().map(String::len).sum::<usize>()
+                        + pairs(&s.env)
+                        + s.cwd.as_ref().map_or(0, String::len)
+                }
+                bindings::McpTransport::StreamableHttp(h) => h.url.len() + pairs(&h.headers),
+            };
+        total = total.saturating_add(size);
+    }
+    if !within(RegistrationLimit::Total, total) {
+        return Err(over(
+            "the registration",
+            RegistrationLimit::Total,
+            total,
+            true,
+        ));
+    }
     for server in &registration.servers {
         total = total.saturating_add(server.name.len());
         for tool in &server.tools {

@@ -33,6 +33,7 @@ pub use error::LoadError;
 pub use sandbox::{CallState, DirGrant, DirMode, Grants, Limits};
 
 use crate::display;
+use crate::mcp::Declaration;
 use crate::source::{CallFuture, CallLimits, PendingTool, ToolSource};
 use crate::tool::{CallError, ResultBudget, ToolResult};
 use bindings::PluginPre;
@@ -88,6 +89,7 @@ pub struct Plugin {
     config_json: String,
     sha256: String,
     origin: CompileOrigin,
+    mcp_sources: Vec<Declaration>,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -161,8 +163,13 @@ impl Plugin {
             config_json: spec.config.to_string(),
             sha256: actual,
             origin,
+            mcp_sources: Vec::new(),
         };
-        let tools = plugin.run_register().await?;
+        let (tools, mcp_sources) = plugin.run_register().await?;
+        let plugin = Plugin {
+            mcp_sources,
+            ..plugin
+        };
         Ok((plugin, tools))
     }
 
@@ -197,6 +204,12 @@ impl Plugin {
         &self.engine
     }
 
+    /// The MCP servers its registration declares, in its order. The host
+    /// reaches them (see [`crate::mcp`]); the plugin itself never does.
+    pub fn mcp_sources(&self) -> &[Declaration] {
+        &self.mcp_sources
+    }
+
     /// What the plugin may touch.
     pub fn grants(&self) -> &Grants {
         &self.grants
@@ -207,7 +220,7 @@ impl Plugin {
         &self.limits
     }
 
-    async fn run_register(&self) -> Result<Vec<PendingTool>, LoadError> {
+    async fn run_register(&self) -> Result<(Vec<PendingTool>, Vec<Declaration>), LoadError> {
         let plugin = || self.name.clone();
         let deadline = Instant::now() + self.limits.timeout;
         let outcome = self

@@ -50,8 +50,22 @@ pub struct Grants {
     pub dirs: Vec<DirGrant>,
     /// Names of host environment variables passed through with their
     /// current values (a name that is unset on the host is simply absent).
-    /// Default: none.
+    /// They are also the only host variables the programs and MCP servers
+    /// the plugin declares may be given. Default: none.
     pub env: Vec<String>,
+    /// Programs the host may start for the plugin, each resolved to one
+    /// file when the config is loaded. The command of every stdio MCP
+    /// server the plugin declares is checked against them when the plugin
+    /// is loaded (and later exec calls will be, when made), by the file it
+    /// resolves to; the grant's path is what runs. The sandbox itself is
+    /// unchanged: the plugin cannot start anything. Default: none.
+    pub exec: Vec<crate::grant::ExecGrant>,
+    /// Network destinations (`scheme://host:port`) the host may reach for
+    /// the plugin. The URL of every HTTP MCP server the plugin declares is
+    /// checked against them when the plugin is loaded (and later network
+    /// calls will be, when made). The sandbox itself is unchanged: the
+    /// plugin has no socket. Default: none.
+    pub net: Vec<crate::grant::NetGrant>,
 }
 
 /// How much one call may use. Non-exhaustive: start from

@@ -5,6 +5,10 @@
 //! killed and the test fails, which is how a hang shows up.
 
 mod journal;
+mod mcp;
+#[path = "../../../tests/all/common/npm.rs"]
+mod npm;
+mod pins;
 mod providers;
 mod untrusted;
 
@@ -251,7 +255,9 @@ fn plugins_shows_what_each_plugin_is_granted() {
         fs["grants"],
         serde_json::json!({
             "dirs": [{"host": work.display().to_string(), "guest": "/workspace", "mode": "read-only"}],
-            "env": []
+            "env": [],
+            "exec": [],
+            "net": []
         })
     );
     assert_eq!(
@@ -262,6 +268,80 @@ fn plugins_shows_what_each_plugin_is_granted() {
             "description_kib": 32, "title_kib": 1, "schema_kib": 256, "schema_cost": 20000,
             "registration_kib": 8192
         })
+    );
+}
+
+/// Where a shell would find `name`: the first absolute directory on this
+/// process's `PATH` (which the binary inherits) holding an executable
+/// regular file of that name.
+fn which(name: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = std::env::var_os("PATH").expect("PATH is set");
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .find(|file| {
+            std::fs::metadata(file)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+        .unwrap_or_else(|| panic!("{name} is not on PATH"))
+}
+
+#[test]
+fn plugins_shows_exec_grants_by_absolute_path_and_net_grants_as_written() {
+    let dir = sandbox();
+    let config = std::fs::read_to_string(dir.path().join("tiny-harness.toml")).unwrap();
+    assert!(
+        config.ends_with("guest = \"/workspace\" }]\n"),
+        "grants last"
+    );
+    let granted = format!(
+        "{config}exec = [{{ program = \"sh\" }}]\nnet = [\"http://127.0.0.1:*\", \"https://*.example.com\"]\n"
+    );
+    std::fs::write(dir.path().join("granted.toml"), granted).unwrap();
+    let sh = which("sh");
+
+    let output = run_in(dir.path(), &["--config", "granted.toml", "plugins"], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let row = text.lines().nth(1).expect("one plugin row");
+    assert!(
+        row.ends_with(&format!(
+            " (read-only); exec: {}; net: http://127.0.0.1:*, https://*.example.com",
+            sh.display()
+        )),
+        "{row}"
+    );
+
+    let output = run_in(
+        dir.path(),
+        &["--config", "granted.toml", "plugins", "--json"],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let list: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let grants = &list[0]["grants"];
+    assert_eq!(
+        grants["exec"],
+        serde_json::json!([{"program": "sh", "path": sh.display().to_string()}])
+    );
+    assert_eq!(
+        grants["net"],
+        serde_json::json!(["http://127.0.0.1:*", "https://*.example.com"])
+    );
+
+    // A program that is nowhere on PATH stops the run at config load.
+    let missing = config.replace(
+        "[plugins.fs.grants]\n",
+        "[plugins.fs.grants]\nexec = [{ program = \"surely-no-such-program-here\" }]\n",
+    );
+    std::fs::write(dir.path().join("missing.toml"), missing).unwrap();
+    let output = run_in(dir.path(), &["--config", "missing.toml", "plugins"], None);
+    one_error_line(
+        &output,
+        &[
+            "missing.toml:4:21: plugins.fs.grants.exec: program \"surely-no-such-program-here\" was not found on PATH",
+        ],
     );
 }
 

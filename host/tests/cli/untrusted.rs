@@ -154,13 +154,17 @@ fn tool_descriptions_reach_the_terminal_escaped() {
         "Echoes \u{1b}[31mred\u{1b}[0m text.\nSECOND LINE\r\u{202e}desrever"
     );
 
-    // A carriage return and an override within the first line.
+    // A carriage return and an override within the first line. (In a
+    // directory of its own: the lock beside the first config pinned the
+    // first description, and a pinned tool is shown as pinned.)
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
     hostile_config(
-        dir.path(),
+        &other,
         "overwrite",
         "[plugins.hostile.config]\nmode = \"control-chars\"\nmessage = \"Echoes.\\rREAD-ONLY \\u202Eefas\"\n",
     );
-    let (_, echo) = echo_row(dir.path(), "overwrite.toml");
+    let (_, echo) = echo_row(&other, "overwrite.toml");
     assert!(
         echo.ends_with(r"Echoes.\rREAD-ONLY \u{202e}efas"),
         "{echo:?}"

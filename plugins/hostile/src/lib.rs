@@ -205,7 +205,12 @@ impl Guest for Hostile {
                         "-y".into(),
                         "@modelcontextprotocol/server-everything".into(),
                     ],
+                    env: Vec::new(),
+                    cwd: None,
                 }),
+                timeout_ms: None,
+                eager: false,
+                roots: Vec::new(),
             }),
             other => {
                 return Err(format!(

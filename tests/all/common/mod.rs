@@ -1,5 +1,9 @@
 //! Shared fixtures: where the built plugins are, and hosts made of them.
 
+pub mod mcp;
+pub mod npm;
+pub mod py;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

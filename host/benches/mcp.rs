@@ -1,0 +1,221 @@
+//! MCP calls through the host against a bare rmcp client, side by side,
+//! on npm's server-everything over stdio (`echo`).
+//!
+//! - `bare_rmcp`: an rmcp client with no handler of its own, on the same
+//!   kind of transport (the child's pipes), one persistent session:
+//!   `tools/call` and nothing else.
+//! - `host_invoke_render`: `Host::invoke` (lookup, validation, the pin
+//!   check, the session's call, result conversion, output check) and the
+//!   untrusted block.
+//! - `paired_host_over_bare`: both back to back in every iteration; prints
+//!   the medians and the ratio.
+//! - `session_per_call`: what a client without persistent sessions pays
+//!   per call: start the program, initialise, call, close.
+//! - `iteration_relist`: `begin_iteration` then a call (so a `tools/list`
+//!   of the whole server first), against `host_invoke_render`.
+//! - `host_start_10_locked`: a host whose 10 servers are all in the lock:
+//!   the registry is ready and no program has started.
+//!
+//! Run: `cargo bench -p tiny-harness-host --bench mcp`.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use serde_json::json;
+use tiny_harness_host::grant::ExecGrant;
+use tiny_harness_host::{Host, HostBuilder, PluginSpec, ToolCall};
+
+#[path = "../../tests/all/common/npm.rs"]
+mod npm;
+
+fn mcp_wasm() -> PathBuf {
+    PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR")).join("mcp.wasm")
+}
+
+fn node() -> ExecGrant {
+    ExecGrant::resolve("node", Path::new("."), std::env::var_os("PATH").as_deref()).expect("node")
+}
+
+/// The mcp plugin with `servers` copies of server-everything.
+fn spec(servers: usize) -> PluginSpec {
+    let js = npm::everything_js();
+    let mut entries = serde_json::Map::new();
+    for i in 0..servers {
+        entries.insert(
+            format!("everything{i}"),
+            json!({"command": "node", "args": [js, "stdio"]}),
+        );
+    }
+    let mut spec = PluginSpec::new("mcp", mcp_wasm());
+    spec.config = json!({ "mcpServers": entries });
+    spec.grants.exec.push(node());
+    spec
+}
+
+async fn start_host(servers: usize, lock: Option<&Path>) -> Host {
+    let mut builder = HostBuilder::new().expect("engine");
+    if let Some(lock) = lock {
+        builder.lock_file(lock.to_owned(), false).expect("lock");
+    }
+    builder.load_plugin(spec(servers)).await.expect("load");
+    builder.build()
+}
+
+/// A bare rmcp client session with server-everything, negotiated as the
+/// host negotiates it.
+async fn bare_session() -> (RunningService<RoleClient, ()>, tokio::process::Child) {
+    let mut child = tokio::process::Command::new(node().program())
+        .arg(npm::everything_js())
+        .arg("stdio")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node");
+    let transport =
+        AsyncRwTransport::new_client(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let lifecycle = ClientLifecycleMode::Auto {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE),
+    };
+    let service = ().serve_with_lifecycle(transport, lifecycle).await.expect("session");
+    (service, child)
+}
+
+fn echo_params() -> CallToolRequestParams {
+    let arguments = json!({"message": "bench"});
+    CallToolRequestParams::new("echo").with_arguments(arguments.as_object().unwrap().clone())
+}
+
+fn mcp(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let host = runtime.block_on(start_host(1, None));
+    let (bare, _child) = runtime.block_on(bare_session());
+    let call = ToolCall {
+        id: "bench".into(),
+        name: "mcp/everything0.echo".into(),
+        arguments: json!({"message": "bench"}),
+    };
+
+    let mut group = c.benchmark_group("mcp_call");
+    group.bench_function("bare_rmcp", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let result = bare.peer().call_tool(echo_params()).await.expect("echo");
+            std::hint::black_box(result)
+        });
+    });
+    group.bench_function("host_invoke_render", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let outcome = host.invoke(&call).await;
+            assert!(!outcome.is_error(), "{}", outcome.render());
+            outcome.render().len()
+        });
+    });
+    let samples = std::cell::RefCell::new(Vec::new());
+    group.bench_function("paired_host_over_bare", |b| {
+        b.to_async(&runtime).iter_custom(|iters| {
+            let (host, bare, call, samples) = (&host, &bare, &call, &samples);
+            async move {
+                let (mut raw, mut full) = (Duration::ZERO, Duration::ZERO);
+                for _ in 0..iters {
+                    let start = Instant::now();
+                    std::hint::black_box(bare.peer().call_tool(echo_params()).await.expect("echo"));
+                    raw += start.elapsed();
+                    let start = Instant::now();
+                    let outcome = host.invoke(call).await;
+                    std::hint::black_box(outcome.render());
+                    full += start.elapsed();
+                }
+                samples
+                    .borrow_mut()
+                    .push((raw / iters as u32, full / iters as u32));
+                full
+            }
+        });
+    });
+    group.bench_function("iteration_relist", |b| {
+        b.to_async(&runtime).iter(|| async {
+            host.begin_iteration();
+            let outcome = host.invoke(&call).await;
+            assert!(!outcome.is_error());
+            outcome.render().len()
+        });
+    });
+    group.finish();
+    report_pairs("bare_rmcp", "host_invoke_render", &samples.into_inner());
+
+    let mut slow = c.benchmark_group("mcp_session");
+    slow.sample_size(10);
+    let per_call = std::cell::RefCell::new(Vec::new());
+    slow.bench_function("session_per_call", |b| {
+        b.to_async(&runtime).iter_custom(|iters| {
+            let per_call = &per_call;
+            async move {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let (session, child) = bare_session().await;
+                    std::hint::black_box(
+                        session.peer().call_tool(echo_params()).await.expect("echo"),
+                    );
+                    let _ = session.cancel().await;
+                    drop(child);
+                }
+                let each = start.elapsed();
+                per_call.borrow_mut().push(each / iters as u32);
+                each
+            }
+        });
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("tiny-harness.lock");
+    let first = runtime.block_on(start_host(10, Some(&lock)));
+    assert!(first.save_lock().unwrap());
+    runtime.block_on(first.shutdown());
+    drop(first);
+    slow.bench_function("host_start_10_locked", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let host = start_host(10, Some(&lock)).await;
+            assert_eq!(host.registry().len(), 130, "every tool, from the lock");
+            host
+        });
+    });
+    slow.finish();
+    let persistent = median(
+        std::mem::take(&mut *per_call.borrow_mut())
+            .into_iter()
+            .map(|d| d.as_secs_f64() * 1e6)
+            .collect(),
+    );
+    eprintln!("session_per_call median {persistent:.0} µs per call");
+    runtime.block_on(host.shutdown());
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// Prints the medians of the paired samples and of their ratios.
+fn report_pairs(first: &str, second: &str, samples: &[(Duration, Duration)]) {
+    let micros = |d: Duration| d.as_secs_f64() * 1e6;
+    let a = median(samples.iter().map(|s| micros(s.0)).collect());
+    let b = median(samples.iter().map(|s| micros(s.1)).collect());
+    let ratio = median(samples.iter().map(|s| micros(s.1) / micros(s.0)).collect());
+    eprintln!(
+        "paired medians over {} samples: {first} {a:.2} µs, {second} {b:.2} µs, ratio {ratio:.3}",
+        samples.len()
+    );
+}
+
+criterion_group!(benches, mcp);
+criterion_main!(benches);

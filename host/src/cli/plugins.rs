@@ -1,0 +1,210 @@
+//! `tiny-harness plugins`: each plugin, what it is granted, and the MCP
+//! servers it declares with their state.
+
+use std::fmt::Write as _;
+
+use tiny_harness_host::display::one_line;
+use tiny_harness_host::mcp::{McpSource, State};
+use tiny_harness_host::{CompileOrigin, DirMode, Grants, Host, Plugin};
+
+use super::emit;
+
+/// What a plugin is granted, in one line: `dirs: GUEST=HOST (mode), ...;
+/// env: NAME, ...; exec: /ABSOLUTE/PROGRAM, ...; net: GRANT, ...`, or
+/// `nothing`. Programs are shown as resolved (the file that runs), net
+/// grants as written.
+fn describe_grants(grants: &Grants) -> String {
+    let mut parts = Vec::new();
+    if !grants.dirs.is_empty() {
+        let dirs: Vec<String> = grants
+            .dirs
+            .iter()
+            .map(|d| format!("{}={} ({})", d.guest, d.host.display(), mode_name(d.mode)))
+            .collect();
+        parts.push(format!("dirs: {}", dirs.join(", ")));
+    }
+    if !grants.env.is_empty() {
+        parts.push(format!("env: {}", grants.env.join(", ")));
+    }
+    if !grants.exec.is_empty() {
+        let programs: Vec<String> = grants
+            .exec
+            .iter()
+            .map(|g| g.program().display().to_string())
+            .collect();
+        parts.push(format!("exec: {}", programs.join(", ")));
+    }
+    if !grants.net.is_empty() {
+        let net: Vec<&str> = grants.net.iter().map(|g| g.as_str()).collect();
+        parts.push(format!("net: {}", net.join(", ")));
+    }
+    if parts.is_empty() {
+        "nothing".into()
+    } else {
+        parts.join("; ")
+    }
+}
+
+fn mode_name(mode: DirMode) -> &'static str {
+    match mode {
+        DirMode::ReadOnly => "read-only",
+        DirMode::ReadWrite => "read-write",
+    }
+}
+
+pub(super) fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
+    let registry = host.registry();
+    let plugins: Vec<(&str, &Plugin)> = registry
+        .sources()
+        .filter_map(|(name, source)| Some((name, source.as_any().downcast_ref::<Plugin>()?)))
+        .collect();
+    let tool_count = |name: &str| registry.tools().filter(|t| t.name.plugin() == name).count();
+    let sources = host.mcp_sources();
+    let sources_of = |name: &str| -> Vec<&McpSource> {
+        sources
+            .iter()
+            .filter(|(plugin, _)| plugin == name)
+            .map(|(_, s)| s.as_ref())
+            .collect()
+    };
+    if json {
+        let list: Vec<serde_json::Value> = plugins
+            .iter()
+            .map(|(name, plugin)| {
+                let grants = plugin.grants();
+                let limits = plugin.limits();
+                serde_json::json!({
+                    "name": name,
+                    "path": plugin.wasm_path().display().to_string(),
+                    "sha256": plugin.sha256(),
+                    "pinned": plugin.is_pinned(),
+                    "tools": tool_count(name),
+                    "from_compile_cache": plugin.compile_origin() == CompileOrigin::Cached,
+                    "grants": {
+                        "dirs": grants.dirs.iter().map(|d| serde_json::json!({
+                            "host": d.host.display().to_string(),
+                            "guest": d.guest,
+                            "mode": mode_name(d.mode),
+                        })).collect::<Vec<_>>(),
+                        "env": grants.env,
+                        "exec": grants.exec.iter().map(|g| serde_json::json!({
+                            "program": g.written(),
+                            "path": g.program().display().to_string(),
+                        })).collect::<Vec<_>>(),
+                        "net": grants.net.iter().map(|g| g.as_str()).collect::<Vec<_>>(),
+                    },
+                    "mcp_sources": sources_of(name).iter().map(|s| source_json(s)).collect::<Vec<_>>(),
+                    "limits": {
+                        "memory_mib": limits.memory_bytes >> 20,
+                        "timeout_ms": u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
+                        "result_kib": limits.result_bytes >> 10,
+                        "result_parts": limits.result_parts,
+                        "open_files": limits.open_files,
+                        "arguments_kib": limits.arguments_bytes >> 10,
+                        "tools": limits.registration.tools,
+                        "servers": limits.registration.servers,
+                        "description_kib": limits.registration.description_bytes >> 10,
+                        "title_kib": limits.registration.title_bytes >> 10,
+                        "schema_kib": limits.registration.schema_bytes >> 10,
+                        "schema_cost": limits.registration.schema_cost,
+                        "registration_kib": limits.registration.total_bytes >> 10,
+                    },
+                })
+            })
+            .collect();
+        return emit(&serde_json::to_string_pretty(&list)?);
+    }
+    if plugins.is_empty() {
+        return emit("no plugins: the config loads none");
+    }
+    let width = plugins
+        .iter()
+        .map(|(n, _)| one_line(n).len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut table = format!(
+        "{:width$}  {:5}  {:64}  {:6}  GRANTS",
+        "NAME", "TOOLS", "SHA256", "PINNED"
+    );
+    for (name, plugin) in &plugins {
+        let _ = write!(
+            table,
+            "\n{:width$}  {:5}  {:64}  {:6}  {}",
+            one_line(name),
+            tool_count(name),
+            one_line(plugin.sha256()),
+            if plugin.is_pinned() { "yes" } else { "no" },
+            // Host paths and variable names may hold any byte but NUL.
+            one_line(&describe_grants(plugin.grants()))
+        );
+        for source in sources_of(name) {
+            describe_source(&mut table, source);
+        }
+    }
+    emit(&table)
+}
+
+/// One MCP source as JSON.
+fn source_json(source: &McpSource) -> serde_json::Value {
+    let status = source.status();
+    let (state, reason) = match &status.state {
+        State::Failed(why) => ("failed", Some(why.as_str())),
+        State::Disconnected(why) => ("disconnected", Some(why.as_str())),
+        other => (state_name(other), None),
+    };
+    serde_json::json!({
+        "server": source.server(),
+        "transport": status.transport,
+        "target": status.target,
+        "protocol": status.protocol,
+        "state": state,
+        "reason": reason,
+        "tools": status.tools,
+        "skipped": status.skipped.iter().map(|s| serde_json::json!({
+            "name": s.name,
+            "reason": s.reason,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn state_name(state: &State) -> &'static str {
+    match state {
+        State::NotStarted => "not started",
+        State::Connected => "connected",
+        State::Stale => "stale",
+        State::Disconnected(_) => "disconnected",
+        _ => "failed",
+    }
+}
+
+/// One MCP source under its plugin's row: transport, target, protocol,
+/// state, tools, and every tool skipped with its reason.
+fn describe_source(table: &mut String, source: &McpSource) {
+    let status = source.status();
+    let protocol = status
+        .protocol
+        .as_deref()
+        .map(|p| format!("protocol {p}; "))
+        .unwrap_or_default();
+    let transport = if status.transport.is_empty() {
+        String::new()
+    } else {
+        format!("{} {}; ", status.transport, status.target)
+    };
+    let _ = write!(
+        table,
+        "\n  mcp server {}: {transport}{protocol}{}; {} tools",
+        one_line(source.server()),
+        one_line(&status.state.to_string()),
+        status.tools.len()
+    );
+    for skipped in &status.skipped {
+        let _ = write!(
+            table,
+            "\n    skipped {}: {}",
+            one_line(&skipped.name),
+            one_line(&skipped.reason)
+        );
+    }
+}

@@ -1,0 +1,269 @@
+//! `exec` grants: the programs a plugin may have the host start.
+//!
+//! Invariant: a grant is one file, found once when the config is loaded (a
+//! bare name on `PATH`, or a path), and a command is allowed only if it
+//! resolves now to that same file, compared by canonical path. So a second
+//! `node` earlier on some other `PATH`, or a symlink to another program
+//! under a granted name, is refused, while `node`, `/usr/bin/node` and a
+//! symlink to it are one program. Only absolute directories on `PATH` are
+//! searched: a relative entry (or an empty one, which means the current
+//! directory) would make the answer depend on where the host was started.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use crate::display::one_line;
+
+use super::toml_string;
+
+/// A program a plugin may have the host start.
+///
+/// Resolved when the config is loaded: the file must exist then and be an
+/// executable regular file. [`program`](Self::program) is what gets run:
+/// the absolute path as found, with symlinks not followed, since a program
+/// may behave by the name it is started as (a multi-call binary such as
+/// busybox). [`canonical`](Self::canonical) is the file itself, which
+/// commands are matched against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecGrant {
+    written: String,
+    program: PathBuf,
+    canonical: PathBuf,
+}
+
+impl ExecGrant {
+    /// Resolves the program `written` in a config.
+    ///
+    /// A bare name (no `/`) is searched in the absolute directories of
+    /// `path` (a `PATH` value), in order; the first executable regular file
+    /// of that name wins, as a shell would run it. A path with `/` is taken
+    /// relative to `base` (the config's directory) unless absolute. Either
+    /// way the result must be an executable regular file. Errors are one
+    /// line saying what to fix.
+    pub fn resolve(written: &str, base: &Path, path: Option<&OsStr>) -> Result<ExecGrant, String> {
+        let quoted = format!("program {written:?}");
+        if written.is_empty() {
+            return Err(format!(
+                "{quoted} names no program: give a name on PATH (such as \"node\") or a path"
+            ));
+        }
+        if written.contains('\0') {
+            return Err(format!("{quoted} holds a NUL byte: remove it"));
+        }
+        let program = if is_bare(written) {
+            search(written, path).map_err(|missing| match missing {
+                Missing::NoPath => format!(
+                    "{quoted} cannot be looked up: PATH has no absolute directory; give the program's absolute path"
+                ),
+                Missing::NotFound(None) => format!(
+                    "{quoted} was not found on PATH: install it, or give its path"
+                ),
+                Missing::NotFound(Some((candidate, why))) => format!(
+                    "{quoted} was not found on PATH ({} {why}): install it, or give its path",
+                    shown(&candidate)
+                ),
+            })?
+        } else {
+            let joined = base.join(written);
+            let program = std::path::absolute(&joined).unwrap_or(joined);
+            check_program(&program).map_err(|why| {
+                format!(
+                    "{quoted} ({}) {why}: give the path of an executable file",
+                    shown(&program)
+                )
+            })?;
+            program
+        };
+        let canonical = program
+            .canonicalize()
+            .map_err(|e| format!("{quoted} ({}) cannot be resolved: {e}", shown(&program)))?;
+        Ok(ExecGrant {
+            written: written.to_owned(),
+            program,
+            canonical,
+        })
+    }
+
+    /// The program as written in the config (`node`, `./bin/server`).
+    pub fn written(&self) -> &str {
+        &self.written
+    }
+
+    /// The absolute path as resolved, symlinks not followed: what is run.
+    pub fn program(&self) -> &Path {
+        &self.program
+    }
+
+    /// The canonical path (symlinks followed): what commands are matched
+    /// against.
+    pub fn canonical(&self) -> &Path {
+        &self.canonical
+    }
+}
+
+/// Finds the grant that allows running `command` as a plugin declared it.
+///
+/// A bare name is resolved on `path` as [`ExecGrant::resolve`] does, an
+/// absolute path is taken as it is, and a relative path with `/` is refused
+/// whatever is granted (it would depend on the directory it is started
+/// from). The command is allowed if the file it resolves to has the
+/// canonical path of a grant; run the grant's
+/// [`program`](ExecGrant::program), not the command.
+pub fn find_program<'a>(
+    grants: &'a [ExecGrant],
+    command: &str,
+    path: Option<&OsStr>,
+) -> Result<&'a ExecGrant, ExecDenied> {
+    let denied = |resolved: Option<PathBuf>| ExecDenied {
+        command: command.to_owned(),
+        resolved,
+    };
+    let resolved = if command.is_empty() || command.contains('\0') {
+        None
+    } else if is_bare(command) {
+        search(command, path).ok()
+    } else if Path::new(command).is_absolute() {
+        let program = PathBuf::from(command);
+        check_program(&program).ok().map(|()| program)
+    } else {
+        None
+    };
+    let Some(resolved) = resolved else {
+        return Err(denied(None));
+    };
+    let Ok(canonical) = resolved.canonicalize() else {
+        return Err(denied(None));
+    };
+    grants
+        .iter()
+        .find(|grant| grant.canonical == canonical)
+        .ok_or_else(|| denied(Some(resolved)))
+}
+
+/// Why a program is not allowed. Display is one line naming the program,
+/// where it resolved, and the grant that would allow it:
+/// `program "python3" (/usr/bin/python3) is not granted: add exec = [{
+/// program = "python3" }] to the plugin's grants`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", describe(.command, .resolved.as_deref()))]
+#[non_exhaustive]
+pub struct ExecDenied {
+    /// The command as the plugin declared it.
+    pub command: String,
+    /// The file it resolved to; `None` if it resolved to no executable
+    /// file (not on `PATH`, missing) or was refused before looking (a
+    /// relative path, an empty command).
+    pub resolved: Option<PathBuf>,
+}
+
+impl ExecDenied {
+    /// The grant to add, as it is written in a config:
+    /// `exec = [{ program = "python3" }]`. For a relative command, which
+    /// no grant allows, it names the command as declared all the same;
+    /// [`Display`](std::fmt::Display) says what to do instead.
+    pub fn suggestion(&self) -> String {
+        format!("exec = [{{ program = {} }}]", toml_string(&self.command))
+    }
+}
+
+fn describe(command: &str, resolved: Option<&Path>) -> String {
+    let quoted = format!("program {command:?}");
+    let grant = format!(
+        "exec = [{{ program = {} }}] to the plugin's grants",
+        toml_string(command)
+    );
+    match resolved {
+        Some(file) => format!("{quoted} ({}) is not granted: add {grant}", shown(file)),
+        None if command.is_empty() => {
+            format!("{quoted} names no program: declare a name on PATH or an absolute path")
+        }
+        None if is_bare(command) => {
+            format!("{quoted} was not found on PATH: install it, then add {grant}")
+        }
+        None if Path::new(command).is_absolute() => {
+            format!("{quoted} is not an executable file: install it, then add {grant}")
+        }
+        None => format!(
+            "{quoted} is a relative path, which is never granted: declare it by a name on PATH or an absolute path, and grant that"
+        ),
+    }
+}
+
+/// Whether `name` is looked up on `PATH` (it has no `/`).
+fn is_bare(name: &str) -> bool {
+    !name.contains('/')
+}
+
+/// Why a bare name was not found on `PATH`.
+enum Missing {
+    /// `PATH` is unset or has no absolute directory.
+    NoPath,
+    /// No directory holds an executable file of that name; the first file
+    /// of that name that was passed over, and why, if there was one.
+    NotFound(Option<(PathBuf, String)>),
+}
+
+/// The first executable regular file `name` in an absolute directory of
+/// `path`.
+fn search(name: &str, path: Option<&OsStr>) -> Result<PathBuf, Missing> {
+    let dirs: Vec<PathBuf> = path
+        .map(|p| {
+            std::env::split_paths(p)
+                .filter(|d| d.is_absolute())
+                .collect()
+        })
+        .unwrap_or_default();
+    if dirs.is_empty() {
+        return Err(Missing::NoPath);
+    }
+    let mut passed_over = None;
+    for dir in dirs {
+        let candidate = dir.join(name);
+        match check_program(&candidate) {
+            Ok(()) => return Ok(std::path::absolute(&candidate).unwrap_or(candidate)),
+            Err(why) if candidate.symlink_metadata().is_ok() => {
+                passed_over.get_or_insert((candidate, why));
+            }
+            Err(_) => {}
+        }
+    }
+    Err(Missing::NotFound(passed_over))
+}
+
+/// Whether `file` (symlinks followed) is an executable regular file; if
+/// not, why, as the end of a sentence about it.
+fn check_program(file: &Path) -> Result<(), String> {
+    let meta = match std::fs::metadata(file) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err("does not exist".into());
+        }
+        Err(e) => return Err(format!("cannot be read ({e})")),
+    };
+    if meta.is_dir() {
+        return Err("is a directory, not a program".into());
+    }
+    if !meta.is_file() {
+        return Err("is not a regular file".into());
+    }
+    if !executable(file) {
+        return Err("is not executable".into());
+    }
+    Ok(())
+}
+
+/// Whether this process may execute `file` (its mode, owner and mount).
+#[cfg(unix)]
+fn executable(file: &Path) -> bool {
+    rustix::fs::access(file, rustix::fs::Access::EXEC_OK).is_ok()
+}
+
+#[cfg(not(unix))]
+fn executable(_file: &Path) -> bool {
+    true
+}
+
+/// A path as one line of text.
+fn shown(path: &Path) -> String {
+    one_line(&path.to_string_lossy()).into_owned()
+}

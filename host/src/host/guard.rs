@@ -1,0 +1,80 @@
+//! A plugin's own tools behind their pins: a [`ToolSource`] that refuses a
+//! tool whose definition differs from its pin before the plugin runs it.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
+
+use crate::mcp::watch::Watch;
+use crate::source::{CallFuture, CallLimits, ToolSource};
+use crate::tool::ToolDefinition;
+
+/// A source whose tools are checked against pins, server by server.
+#[derive(Debug)]
+pub struct Guarded {
+    inner: Arc<dyn ToolSource>,
+    watches: BTreeMap<String, RwLock<Watch>>,
+}
+
+impl Guarded {
+    /// `inner` with one watch per server in `servers`: each pinned as
+    /// `pinned` and observed as `current`.
+    pub fn new(
+        inner: Arc<dyn ToolSource>,
+        servers: Vec<(String, Vec<ToolDefinition>, Vec<ToolDefinition>)>,
+    ) -> Guarded {
+        let watches = servers
+            .into_iter()
+            .map(|(server, pinned, current)| {
+                let mut watch = Watch::default();
+                watch.pin(pinned);
+                watch.observe(current);
+                (server, RwLock::new(watch))
+            })
+            .collect();
+        Guarded { inner, watches }
+    }
+
+    /// The watch of `server`, if the plugin has that server.
+    pub fn watch(&self, server: &str) -> Option<&RwLock<Watch>> {
+        self.watches.get(server)
+    }
+
+    /// The servers, by name.
+    pub fn servers(&self) -> impl Iterator<Item = (&str, &RwLock<Watch>)> {
+        self.watches.iter().map(|(s, w)| (s.as_str(), w))
+    }
+}
+
+impl ToolSource for Guarded {
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+
+    fn call_limits(&self) -> CallLimits {
+        self.inner.call_limits()
+    }
+
+    fn call<'a>(
+        &'a self,
+        server: &'a str,
+        tool: &'a str,
+        arguments: &'a serde_json::Value,
+        deadline: Instant,
+    ) -> CallFuture<'a> {
+        let refusal = self
+            .watches
+            .get(server)
+            .and_then(|w| w.read().ok().and_then(|w| w.refusal(tool)));
+        match refusal {
+            Some(refusal) => Box::pin(std::future::ready(Err(refusal))),
+            None => self.inner.call(server, tool, arguments, deadline),
+        }
+    }
+
+    /// The plugin itself, so that code that knows plugins can reach it.
+    fn as_any(&self) -> &dyn Any {
+        self.inner.as_any()
+    }
+}

@@ -1,0 +1,187 @@
+//! The lock file as a host uses it: pins read at load, new servers pinned
+//! on first use, and `--locked` refusing any difference.
+//!
+//! Invariants:
+//! - Without `--locked`, a server the lock does not know is pinned as it is
+//!   now (trust on first use); a server it knows is pinned as the lock says,
+//!   whatever it offers now, so a change between runs is refused at call
+//!   time exactly like a change within a run.
+//! - With `--locked`, any tool or component that is not in the lock, or
+//!   differs from it, refuses the host; the lock is never written.
+//! - The lock is written only through [`LockState::save`], atomically.
+
+use std::path::PathBuf;
+
+use crate::pin::{Lock, ServerPins, ToolPin, changed_fields, definition_hash};
+use crate::tool::ToolDefinition;
+
+use super::HostError;
+
+/// The lock of one host.
+#[derive(Debug)]
+pub(crate) struct LockState {
+    pub path: PathBuf,
+    pub lock: Lock,
+    pub locked: bool,
+    pub dirty: bool,
+}
+
+impl LockState {
+    /// Reads the lock at `path`; a missing one is empty (and is created
+    /// when saved) unless `locked`.
+    pub fn open(path: PathBuf, locked: bool) -> Result<LockState, HostError> {
+        match Lock::load(&path)? {
+            Some(lock) => Ok(LockState {
+                path,
+                lock,
+                locked,
+                dirty: false,
+            }),
+            None if locked => Err(HostError::Locked {
+                plugin: None,
+                message: format!(
+                    "{} does not exist; run once without --locked to create it",
+                    path.display()
+                ),
+            }),
+            None => Ok(LockState {
+                path,
+                lock: Lock::default(),
+                locked,
+                dirty: true,
+            }),
+        }
+    }
+
+    /// Records or checks a plugin's component hash.
+    pub fn component(&mut self, plugin: &str, sha256: &str) -> Result<(), HostError> {
+        let entry = self.lock.plugins.entry(plugin.to_owned()).or_default();
+        if entry.component.as_deref() == Some(sha256) {
+            return Ok(());
+        }
+        if self.locked {
+            return Err(HostError::Locked {
+                plugin: Some(plugin.to_owned()),
+                message: match &entry.component {
+                    Some(pinned) => {
+                        format!("its component's sha256 is {sha256}, not {pinned} as in the lock")
+                    }
+                    None => "its component is not in the lock".to_owned(),
+                },
+            });
+        }
+        entry.component = Some(sha256.to_owned());
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// The pinned definitions of a server, if the lock has it.
+    pub fn pinned(&self, plugin: &str, server: &str) -> Option<Vec<ToolDefinition>> {
+        self.lock
+            .server(plugin, server)
+            .map(|s| s.tools.values().map(|p| p.definition.clone()).collect())
+    }
+
+    /// Every server of `plugin` the lock has.
+    pub fn servers(&self, plugin: &str) -> Vec<String> {
+        self.lock
+            .plugins
+            .get(plugin)
+            .map(|p| p.servers.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// What to pin for `plugin/server`, which offers `current` now.
+    pub fn reconcile(
+        &mut self,
+        plugin: &str,
+        server: &str,
+        current: &[ToolDefinition],
+    ) -> Result<Vec<ToolDefinition>, HostError> {
+        let Some(pinned) = self.pinned(plugin, server) else {
+            if self.locked {
+                return Err(HostError::Locked {
+                    plugin: Some(plugin.to_owned()),
+                    message: format!("server {plugin}/{server} is not in the lock"),
+                });
+            }
+            self.set_server(plugin, server, current);
+            return Ok(current.to_vec());
+        };
+        if self.locked {
+            let differences = differences(plugin, server, &pinned, current);
+            if let Some(first) = differences.first() {
+                let more = match differences.len() {
+                    1 => String::new(),
+                    n => format!(" (and {} more differences)", n - 1),
+                };
+                return Err(HostError::Locked {
+                    plugin: Some(plugin.to_owned()),
+                    message: format!(
+                        "{first}{more}; review with `tiny-harness pins diff` and accept with `tiny-harness pins update`"
+                    ),
+                });
+            }
+        }
+        Ok(pinned)
+    }
+
+    /// Pins `tools` as server `server` of `plugin`.
+    pub fn set_server(&mut self, plugin: &str, server: &str, tools: &[ToolDefinition]) {
+        let pins = ServerPins {
+            tools: tools
+                .iter()
+                .map(|t| (t.name.clone(), ToolPin::new(t.clone())))
+                .collect(),
+        };
+        self.lock
+            .plugins
+            .entry(plugin.to_owned())
+            .or_default()
+            .servers
+            .insert(server.to_owned(), pins);
+        self.dirty = true;
+    }
+
+    /// Writes the lock if it changed; never with `--locked`. True if it
+    /// was written.
+    pub fn save(&mut self) -> Result<bool, HostError> {
+        if self.locked || !self.dirty {
+            return Ok(false);
+        }
+        self.lock.save(&self.path)?;
+        self.dirty = false;
+        Ok(true)
+    }
+}
+
+/// How `current` differs from `pinned`, one line per tool.
+fn differences(
+    plugin: &str,
+    server: &str,
+    pinned: &[ToolDefinition],
+    current: &[ToolDefinition],
+) -> Vec<String> {
+    let name = |tool: &str| format!("tool {plugin}/{server}.{tool}");
+    let mut lines = Vec::new();
+    for pin in pinned {
+        match current.iter().find(|t| t.name == pin.name) {
+            None => lines.push(format!(
+                "{} is in the lock but no longer offered",
+                name(&pin.name)
+            )),
+            Some(now) if definition_hash(now) != definition_hash(pin) => lines.push(format!(
+                "{} changed since it was pinned ({})",
+                name(&pin.name),
+                changed_fields(pin, now).join(", ")
+            )),
+            Some(_) => {}
+        }
+    }
+    for now in current {
+        if !pinned.iter().any(|p| p.name == now.name) {
+            lines.push(format!("{} is not in the lock", name(&now.name)));
+        }
+    }
+    lines
+}

@@ -1,0 +1,226 @@
+//! The program behind a stdio MCP server: started in a process group of its
+//! own with exactly its resolved environment, and stopped with all it
+//! started.
+//!
+//! Invariants:
+//! - The child's environment is cleared and set from its [`Process`]; its
+//!   working directory is the declared one or a private empty directory
+//!   that is removed when the child is.
+//! - The child leads a new process group, so stopping it stops everything
+//!   it forked: [`Child::shutdown`] closes nothing itself (the session
+//!   closes stdin), waits a grace period for the leader, then kills the
+//!   group; dropping a [`Child`] kills the group at once.
+//! - Its standard error is read continuously (a full pipe would block the
+//!   server) and kept only as a bounded tail, for error messages.
+
+use std::collections::VecDeque;
+use std::io;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt;
+use tokio::process::{ChildStdin, ChildStdout, Command};
+
+use super::launch::Process;
+
+/// How long a server may take to exit once its stdin is closed.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// How much of a server's standard error is kept.
+pub const STDERR_TAIL_BYTES: usize = 4096;
+
+/// A running server program.
+#[derive(Debug)]
+pub struct Child {
+    child: tokio::process::Child,
+    pgid: Option<rustix::process::Pid>,
+    stderr: Arc<Mutex<Tail>>,
+    _private_dir: Option<PrivateDir>,
+}
+
+/// The end of a stream, bounded.
+#[derive(Debug, Default)]
+pub struct Tail {
+    lines: VecDeque<String>,
+    bytes: usize,
+}
+
+impl Tail {
+    fn push(&mut self, line: String) {
+        let line: String = line.chars().take(STDERR_TAIL_BYTES / 4).collect();
+        self.bytes += line.len();
+        self.lines.push_back(line);
+        while self.bytes > STDERR_TAIL_BYTES
+            && let Some(old) = self.lines.pop_front()
+        {
+            self.bytes -= old.len();
+        }
+    }
+
+    /// The last non-empty line, made safe for one line of output.
+    pub fn last_line(&self) -> Option<String> {
+        self.lines
+            .iter()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| crate::display::one_line(l.trim()).into_owned())
+    }
+}
+
+impl Child {
+    /// Starts `process` for server `server`; returns the child and the
+    /// pipes the session speaks MCP over.
+    pub fn spawn(process: &Process, server: &str) -> io::Result<(Child, ChildStdout, ChildStdin)> {
+        let private_dir = match &process.cwd {
+            Some(_) => None,
+            None => Some(PrivateDir::create(server)?),
+        };
+        let cwd = process
+            .cwd
+            .clone()
+            .or_else(|| private_dir.as_ref().map(|d| d.path.clone()))
+            .unwrap_or_else(|| PathBuf::from("/"));
+        let mut command = Command::new(&process.program);
+        command
+            .args(&process.args)
+            .env_clear()
+            .envs(process.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        let mut child = command.spawn()?;
+        let pgid = child
+            .id()
+            .and_then(|id| rustix::process::Pid::from_raw(id as i32));
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| io::Error::other("no stdout"))?;
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| io::Error::other("no stdin"))?;
+        let stderr = Arc::new(Mutex::new(Tail::default()));
+        if let Some(pipe) = child.stderr.take() {
+            let tail = stderr.clone();
+            let server = server.to_owned();
+            tokio::spawn(drain_stderr(pipe, tail, server.to_owned()));
+        }
+        Ok((
+            Child {
+                child,
+                pgid,
+                stderr,
+                _private_dir: private_dir,
+            },
+            stdout,
+            stdin,
+        ))
+    }
+
+    /// The last line the server wrote to standard error, if any.
+    pub fn stderr_tail(&self) -> Option<String> {
+        self.stderr.lock().ok().and_then(|t| t.last_line())
+    }
+
+    /// How the child ended, if it has.
+    pub fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// Waits up to [`SHUTDOWN_GRACE`] for the leader to exit (its stdin is
+    /// closed by then), then kills the whole group and reaps the leader.
+    pub async fn shutdown(mut self) {
+        let _ = tokio::time::timeout(SHUTDOWN_GRACE, self.child.wait()).await;
+        self.kill_group();
+        let _ = self.child.wait().await;
+    }
+
+    fn kill_group(&mut self) {
+        if let Some(pgid) = self.pgid {
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+        }
+        let _ = self.child.start_kill();
+    }
+}
+
+/// Lines of a server's standard error passed to the log, per child.
+const MAX_LOGGED_LINES: usize = 1000;
+
+/// Reads a server's standard error to its end in fixed chunks (so a line
+/// with no newline costs no more than [`STDERR_TAIL_BYTES`]), keeping the
+/// tail and logging the first [`MAX_LOGGED_LINES`] lines.
+async fn drain_stderr(
+    mut pipe: tokio::process::ChildStderr,
+    tail: Arc<Mutex<Tail>>,
+    server: String,
+) {
+    let mut chunk = [0u8; 4096];
+    let mut line = Vec::new();
+    let mut logged = 0usize;
+    let finish = |line: &mut Vec<u8>, logged: &mut usize| {
+        let text = String::from_utf8_lossy(line).into_owned();
+        line.clear();
+        if *logged < MAX_LOGGED_LINES {
+            *logged += 1;
+            tracing::debug!(target: "tiny_harness::mcp", server = %server, "stderr: {}", crate::display::one_line(&text));
+        }
+        if let Ok(mut tail) = tail.lock() {
+            tail.push(text);
+        }
+    };
+    while let Ok(n) = pipe.read(&mut chunk).await {
+        if n == 0 {
+            break;
+        }
+        for &byte in &chunk[..n] {
+            if byte == b'\n' {
+                finish(&mut line, &mut logged);
+            } else if line.len() < STDERR_TAIL_BYTES {
+                line.push(byte);
+            }
+        }
+    }
+    if !line.is_empty() {
+        finish(&mut line, &mut logged);
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        // Shutdown already killed the group when it ran; killing an empty
+        // group again is harmless (`ESRCH`). The process group id stays
+        // reserved until the leader is reaped, so this never hits another
+        // group: tokio reaps the leader only after this drop.
+        self.kill_group();
+    }
+}
+
+/// A private, initially empty working directory, removed with the child.
+#[derive(Debug)]
+struct PrivateDir {
+    path: PathBuf,
+}
+
+impl PrivateDir {
+    fn create(server: &str) -> io::Result<PrivateDir> {
+        use std::os::unix::fs::DirBuilderExt;
+        let mut nonce = [0u8; 8];
+        getrandom::fill(&mut nonce).map_err(|e| io::Error::other(e.to_string()))?;
+        let path =
+            std::env::temp_dir().join(format!("tiny-harness-{server}-{}", hex::encode(nonce)));
+        std::fs::DirBuilder::new().mode(0o700).create(&path)?;
+        Ok(PrivateDir { path })
+    }
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}

@@ -1,0 +1,249 @@
+//! MCP's JSON to the host's data: tool definitions from `tools/list`,
+//! results from `tools/call`.
+//!
+//! Invariants:
+//! - A tool that cannot be registered (a bad name, a duplicate, a schema
+//!   that is not an object, does not compile or is over a limit) is skipped
+//!   with its reason; the server's other tools are unaffected.
+//! - A result is checked against the result budget part by part before it
+//!   is kept, so nothing over the limits is copied into the host's data.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value};
+
+use crate::registry::{RegistrationLimits, check_tool_name};
+use crate::schema::CompiledSchema;
+use crate::tool::{Annotations, CallError, ContentPart, ResultBudget, ToolDefinition, ToolResult};
+
+/// A tool the server listed that is not registered, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The name as listed (made safe for one line, cut to 128 characters).
+    pub name: String,
+    /// Why it is skipped.
+    pub reason: String,
+}
+
+/// The tools of one listing: those to register, and those skipped.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Definitions to register, in the server's order.
+    pub tools: Vec<ToolDefinition>,
+    /// Tools left out, with reasons.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Converts the listed `tools` (JSON objects, as the server sent them).
+/// Refuses the whole listing only when it holds more tools than
+/// `limits.tools`.
+pub fn listing(tools: Vec<Value>, limits: &RegistrationLimits) -> Result<Listing, String> {
+    if tools.len() > limits.tools {
+        return Err(format!(
+            "it lists {} tools, more than the {} allowed (raise limits.tools)",
+            tools.len(),
+            limits.tools
+        ));
+    }
+    let mut listing = Listing::default();
+    let mut seen = BTreeSet::new();
+    for tool in tools {
+        let name = tool
+            .get("name")
+            .and_then(Value::as_str)
+            .map(|n| {
+                crate::display::one_line(&n.chars().take(128).collect::<String>()).into_owned()
+            })
+            .unwrap_or_else(|| "(no name)".to_owned());
+        match definition(tool, limits) {
+            Ok(def) if !seen.insert(def.name.clone()) => listing.skipped.push(Skipped {
+                name,
+                reason: "the server lists this name more than once".to_owned(),
+            }),
+            Ok(def) => listing.tools.push(def),
+            Err(reason) => listing.skipped.push(Skipped { name, reason }),
+        }
+    }
+    Ok(listing)
+}
+
+fn definition(tool: Value, limits: &RegistrationLimits) -> Result<ToolDefinition, String> {
+    let Value::Object(mut tool) = tool else {
+        return Err("the entry is not a JSON object".to_owned());
+    };
+    let name = match tool.remove("name") {
+        Some(Value::String(name)) => name,
+        _ => return Err("it has no name".to_owned()),
+    };
+    check_tool_name(&name).map_err(|e| e.to_string())?;
+    let text = |tool: &mut Map<String, Value>, key: &str| match tool.remove(key) {
+        Some(Value::String(s)) => Ok(Some(s)),
+        None | Some(Value::Null) => Ok(None),
+        Some(_) => Err(format!("its {key} is not a string")),
+    };
+    let description = text(&mut tool, "description")?.unwrap_or_default();
+    if description.len() > limits.description_bytes {
+        return Err(format!(
+            "its description is {} bytes, more than the {} allowed (limits.description_kib)",
+            description.len(),
+            limits.description_bytes
+        ));
+    }
+    let annotations = match tool.remove("annotations") {
+        Some(Value::Object(a)) => a,
+        _ => Map::new(),
+    };
+    let hint = |key: &str, default: bool| {
+        annotations
+            .get(key)
+            .and_then(Value::as_bool)
+            .unwrap_or(default)
+    };
+    let title = match text(&mut tool, "title")? {
+        Some(title) => Some(title),
+        None => annotations
+            .get("title")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    };
+    if let Some(title) = &title
+        && title.len() > limits.title_bytes
+    {
+        return Err(format!(
+            "its title is {} bytes, more than the {} allowed (limits.title_kib)",
+            title.len(),
+            limits.title_bytes
+        ));
+    }
+    let schema =
+        |tool: &mut Map<String, Value>, key: &str, which: &str| -> Result<Option<Value>, String> {
+            match tool.remove(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(schema @ Value::Object(_)) => {
+                    let size = crate::tool::compact_json_len(&schema, limits.schema_bytes);
+                    if size > limits.schema_bytes {
+                        return Err(format!(
+                            "its {which} schema is over the {} bytes allowed (limits.schema_kib)",
+                            limits.schema_bytes
+                        ));
+                    }
+                    CompiledSchema::compile(&schema, limits.schema_cost)
+                        .map_err(|e| format!("its {which} schema is refused: {e}"))?;
+                    Ok(Some(schema))
+                }
+                Some(_) => Err(format!("its {which} schema is not a JSON object")),
+            }
+        };
+    let input_schema = schema(&mut tool, "inputSchema", "input")?
+        .ok_or_else(|| "it has no input schema".to_owned())?;
+    let output_schema = schema(&mut tool, "outputSchema", "output")?;
+    Ok(ToolDefinition {
+        name,
+        title,
+        description,
+        input_schema,
+        output_schema,
+        annotations: Annotations {
+            read_only: hint("readOnlyHint", false),
+            idempotent: hint("idempotentHint", false),
+            destructive: hint("destructiveHint", true),
+            open_world: hint("openWorldHint", true),
+        },
+    })
+}
+
+/// Converts a `tools/call` result (as JSON) into the host's result, within
+/// `budget`. `structuredContent` becomes a JSON part after the content, so
+/// that the invoker checks it against the tool's output schema.
+pub fn result(result: Value, mut budget: ResultBudget) -> Result<ToolResult, CallError> {
+    let Value::Object(mut result) = result else {
+        return Err(CallError::InvalidOutput(
+            "the result is not a JSON object".to_owned(),
+        ));
+    };
+    let content = match result.remove("content") {
+        Some(Value::Array(content)) => content,
+        None | Some(Value::Null) => Vec::new(),
+        Some(_) => {
+            return Err(CallError::InvalidOutput(
+                "its content is not a list".to_owned(),
+            ));
+        }
+    };
+    let structured = result.remove("structuredContent");
+    budget.admit_parts(content.len() + usize::from(structured.is_some()))?;
+    let mut parts = Vec::with_capacity(content.len() + 1);
+    for (index, block) in content.into_iter().enumerate() {
+        let part = content_part(block)
+            .map_err(|e| CallError::InvalidOutput(format!("part {}: {e}", index + 1)))?;
+        budget.admit_part(part.size())?;
+        parts.push(part);
+    }
+    if let Some(data) = structured {
+        let part = ContentPart::Json {
+            media_type: "application/json".to_owned(),
+            data,
+        };
+        budget.admit_part(part.size())?;
+        parts.push(part);
+    }
+    Ok(ToolResult {
+        content: parts,
+        is_error: result
+            .get("isError")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    })
+}
+
+fn content_part(block: Value) -> Result<ContentPart, String> {
+    let Value::Object(mut block) = block else {
+        return Err("it is not a JSON object".to_owned());
+    };
+    let mut string = |key: &str| match block.remove(key) {
+        Some(Value::String(s)) => Ok(s),
+        _ => Err(format!("it has no {key} string")),
+    };
+    let kind = string("type")?;
+    match kind.as_str() {
+        "text" => Ok(ContentPart::Text {
+            text: string("text")?,
+        }),
+        "image" | "audio" => {
+            let data = string("data")?;
+            let media_type = string("mimeType")?;
+            Ok(ContentPart::Media { media_type, data })
+        }
+        "resource_link" => {
+            let uri = string("uri")?;
+            let name = string("name")?;
+            Ok(ContentPart::ResourceLink {
+                uri,
+                name,
+                description: string("description").ok(),
+                media_type: string("mimeType").ok(),
+            })
+        }
+        "resource" => {
+            let Some(Value::Object(mut resource)) = block.remove("resource") else {
+                return Err("its resource is not a JSON object".to_owned());
+            };
+            let mut string = |key: &str| match resource.remove(key) {
+                Some(Value::String(s)) => Some(s),
+                _ => None,
+            };
+            Ok(ContentPart::Resource {
+                uri: string("uri").ok_or("its resource has no uri")?,
+                media_type: string("mimeType"),
+                text: string("text"),
+                blob: string("blob"),
+            })
+        }
+        other => Ok(ContentPart::Text {
+            text: format!(
+                "[a part of type {:?}, which this host does not show]",
+                crate::display::one_line(&other.chars().take(64).collect::<String>())
+            ),
+        }),
+    }
+}

@@ -1,0 +1,98 @@
+//! What a plugin declares about an MCP server: how to reach it. Plain data,
+//! as the plugin sent it; nothing here is granted or resolved yet (see
+//! [`super::launch`]).
+
+use std::fmt;
+use std::time::Duration;
+
+/// An MCP server a plugin asks the host to reach for it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Declaration {
+    /// The server name: the middle part of `<plugin>/<server>.<tool>`.
+    pub name: String,
+    /// How to reach it.
+    pub transport: Transport,
+    /// The longest one call may take; `None` for the plugin's timeout.
+    pub timeout: Option<Duration>,
+    /// Start it with the host even when the lock file could stand in for it.
+    pub eager: bool,
+    /// Host directories to tell the server about as roots.
+    pub roots: Vec<String>,
+}
+
+/// How to reach a declared server.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// A program speaking MCP on its stdin and stdout.
+    Stdio(Stdio),
+    /// Streamable HTTP.
+    Http(Http),
+}
+
+/// A program to start, as declared.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Stdio {
+    /// A bare name or an absolute path; must be granted.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables to set; values may name granted host variables as `${NAME}`.
+    pub env: Vec<(String, String)>,
+    /// The working directory (a host path), or `None` for a private one.
+    pub cwd: Option<String>,
+}
+
+/// A streamable HTTP endpoint, as declared.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Http {
+    /// The endpoint URL.
+    pub url: String,
+    /// Headers for every request; values may name granted variables.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Transport {
+    /// `stdio` or `streamable-http`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Transport::Stdio(_) => "stdio",
+            Transport::Http(_) => "streamable-http",
+        }
+    }
+}
+
+// Declared values may hold secrets (tokens in `env` or `headers`, even
+// written out literally), so `Debug` names keys and never shows values.
+impl fmt::Debug for Declaration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Declaration")
+            .field("name", &self.name)
+            .field("transport", &self.transport)
+            .field("timeout", &self.timeout)
+            .field("eager", &self.eager)
+            .field("roots", &self.roots)
+            .finish()
+    }
+}
+
+impl fmt::Debug for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let keys = |pairs: &[(String, String)]| -> Vec<String> {
+            pairs.iter().map(|(k, _)| format!("{k}=…")).collect()
+        };
+        match self {
+            Transport::Stdio(s) => f
+                .debug_struct("Stdio")
+                .field("command", &s.command)
+                .field("args", &s.args.len())
+                .field("env", &keys(&s.env))
+                .field("cwd", &s.cwd)
+                .finish(),
+            Transport::Http(h) => f
+                .debug_struct("Http")
+                .field("url", &super::launch::redact_url(&h.url))
+                .field("headers", &keys(&h.headers))
+                .finish(),
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! `tiny-harness mcp import`: the `[plugins.mcp]` block, grants included,
+//! for an MCP config another client uses (Claude Desktop's or Cursor's
+//! `mcpServers`, VS Code's `servers`), for a person to review and paste.
+//!
+//! Invariants:
+//! - No secret is copied: a literal environment or header value becomes a
+//!   `${NAME}` reference to a host variable (granted in `env`), with a
+//!   comment saying which variable to set. Only values that are already
+//!   references (`${NAME}`, VS Code's `${env:NAME}`) keep their meaning.
+//! - The grants are exactly what the servers need: each command's program
+//!   in `exec`, each URL's `scheme://host:port` in `net`, each variable in
+//!   `env`. Nothing is granted that no server uses.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value};
+
+/// The largest config imported (1 MiB, as for host configs).
+pub const MAX_IMPORT_BYTES: u64 = crate::file::MAX_CONFIG_BYTES;
+
+/// Converts the JSON text of another client's MCP config to a
+/// `[plugins.mcp]` block. `wasm` is the path written for the plugin.
+pub fn import(json: &str, wasm: &str) -> Result<String, String> {
+    let config: Value = serde_json::from_str(json).map_err(|e| format!("it is not JSON: {e}"))?;
+    let servers = ["mcpServers", "servers"]
+        .iter()
+        .find_map(|key| config.get(key))
+        .or_else(|| config.get("mcp").and_then(|m| m.get("servers")))
+        .and_then(Value::as_object)
+        .ok_or("it has no mcpServers (Claude Desktop, Cursor) or servers (VS Code) object")?;
+    let mut out = Out::default();
+    let mut blocks = Vec::new();
+    for (name, server) in servers {
+        let server = server
+            .as_object()
+            .ok_or_else(|| format!("server {name:?} is not an object"))?;
+        blocks.push(out.server(name, server)?);
+    }
+    let mut text = String::new();
+    text.push_str("# Imported MCP servers: review every line before use.\n");
+    text.push_str("[plugins.mcp]\n");
+    text.push_str(&format!("path = {}\n\n", quote(wasm)));
+    text.push_str("[plugins.mcp.grants]\n");
+    let list = |items: &BTreeSet<String>, each: &dyn Fn(&str) -> String| {
+        items.iter().map(|i| each(i)).collect::<Vec<_>>().join(", ")
+    };
+    if !out.exec.is_empty() {
+        text.push_str(&format!(
+            "exec = [{}]\n",
+            list(&out.exec, &|p| format!("{{ program = {} }}", quote(p)))
+        ));
+    }
+    if !out.net.is_empty() {
+        text.push_str(&format!("net = [{}]\n", list(&out.net, &|n| quote(n))));
+    }
+    if !out.env.is_empty() {
+        text.push_str(&format!("env = [{}]\n", list(&out.env, &|e| quote(e))));
+    }
+    for note in &out.notes {
+        text.push_str(&format!("# {note}\n"));
+    }
+    for block in blocks {
+        text.push('\n');
+        text.push_str(&block);
+    }
+    Ok(text)
+}
+
+#[derive(Default)]
+struct Out {
+    exec: BTreeSet<String>,
+    net: BTreeSet<String>,
+    env: BTreeSet<String>,
+    notes: Vec<String>,
+}
+
+impl Out {
+    fn server(&mut self, name: &str, server: &Map<String, Value>) -> Result<String, String> {
+        let at = |what: &str| format!("server {name:?}: {what}");
+        let string = |key: &str| -> Result<Option<&str>, String> {
+            match server.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s)),
+                Some(_) => Err(at(&format!("{key} is not a string"))),
+            }
+        };
+        let strings = |key: &str| -> Result<Vec<String>, String> {
+            match server.get(key) {
+                None | Some(Value::Null) => Ok(Vec::new()),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|i| {
+                        i.as_str()
+                            .map(str::to_owned)
+                            .ok_or_else(|| at(&format!("{key} holds a non-string")))
+                    })
+                    .collect(),
+                Some(_) => Err(at(&format!("{key} is not a list"))),
+            }
+        };
+        if string("type")? == Some("sse") {
+            return Err(at(
+                "the SSE transport is not supported; use the server's streamable HTTP endpoint",
+            ));
+        }
+        let mut lines = vec![format!("[plugins.mcp.config.mcpServers.{}]", key(name))];
+        match (string("command")?, string("url")?) {
+            (Some(command), None) => {
+                self.exec.insert(command.to_owned());
+                lines.push(format!("command = {}", quote(command)));
+                let args = strings("args")?;
+                if !args.is_empty() {
+                    let args: Vec<String> = args.iter().map(|a| quote(a)).collect();
+                    lines.push(format!("args = [{}]", args.join(", ")));
+                }
+                if let Some(cwd) = string("cwd")? {
+                    lines.push(format!("cwd = {}", quote(cwd)));
+                    self.notes.push(format!(
+                        "{name} runs in {cwd}: grant it with dirs = [{{ host = {}, guest = \"/…\" }}]",
+                        quote(cwd)
+                    ));
+                }
+                if let Some(table) = self.table(name, server.get("env"), "env")? {
+                    lines.push(format!("env = {table}"));
+                }
+            }
+            (None, Some(url)) => {
+                let parsed = url::Url::parse(url).map_err(|e| at(&format!("url: {e}")))?;
+                let host = parsed.host_str().ok_or_else(|| at("url has no host"))?;
+                let port = parsed
+                    .port_or_known_default()
+                    .ok_or_else(|| at("url has no port"))?;
+                let host = if host.contains(':') && !host.starts_with('[') {
+                    format!("[{host}]")
+                } else {
+                    host.to_owned()
+                };
+                self.net
+                    .insert(format!("{}://{host}:{port}", parsed.scheme()));
+                lines.push(format!("url = {}", quote(url)));
+                if let Some(table) = self.table(name, server.get("headers"), "headers")? {
+                    lines.push(format!("headers = {table}"));
+                }
+            }
+            (Some(_), Some(_)) => return Err(at("it has both command and url")),
+            (None, None) => return Err(at("it has neither command nor url")),
+        }
+        lines.push(String::new());
+        Ok(lines.join("\n"))
+    }
+
+    /// An inline table of `env` or `headers`, every value a reference.
+    fn table(
+        &mut self,
+        server: &str,
+        value: Option<&Value>,
+        what: &str,
+    ) -> Result<Option<String>, String> {
+        let Some(value) = value.filter(|v| !v.is_null()) else {
+            return Ok(None);
+        };
+        let map = value
+            .as_object()
+            .ok_or_else(|| format!("server {server:?}: {what} is not an object"))?;
+        if map.is_empty() {
+            return Ok(None);
+        }
+        let mut pairs = Vec::new();
+        for (name, value) in map {
+            let value = value
+                .as_str()
+                .ok_or_else(|| format!("server {server:?}: {what}.{name} is not a string"))?;
+            let reference = self.reference(server, name, value);
+            pairs.push(format!("{} = {}", key(name), quote(&reference)));
+        }
+        Ok(Some(format!("{{ {} }}", pairs.join(", "))))
+    }
+
+    /// `value` as a reference to a granted host variable.
+    fn reference(&mut self, server: &str, name: &str, value: &str) -> String {
+        // Already a reference: `${NAME}` or VS Code's `${env:NAME}`.
+        let inner = value
+            .strip_prefix("${")
+            .and_then(|v| v.strip_suffix('}'))
+            .map(|v| v.strip_prefix("env:").unwrap_or(v));
+        if let Some(variable) = inner.filter(|v| is_variable(v)) {
+            self.env.insert(variable.to_owned());
+            return format!("${{{variable}}}");
+        }
+        let variable: String = format!("{server}_{name}")
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let variable =
+            if is_variable(&variable) && !variable.starts_with(|c: char| c.is_ascii_digit()) {
+                variable
+            } else {
+                format!("MCP_{variable}")
+            };
+        self.env.insert(variable.clone());
+        // Keep a scheme such as `Bearer ` that precedes a token.
+        let prefix = match value.split_once(' ') {
+            Some((scheme, rest))
+                if name.eq_ignore_ascii_case("authorization") && !rest.is_empty() =>
+            {
+                format!("{scheme} ")
+            }
+            _ => String::new(),
+        };
+        self.notes.push(format!(
+            "{server}: set {variable} in the host environment (the value of {name} was not copied)"
+        ));
+        format!("{prefix}${{{variable}}}")
+    }
+}
+
+fn is_variable(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// A TOML string.
+fn quote(text: &str) -> String {
+    toml::Value::String(text.to_owned()).to_string()
+}
+
+/// A TOML key: bare when it can be.
+fn key(name: &str) -> String {
+    if !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        name.to_owned()
+    } else {
+        quote(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WASM: &str = "plugins/mcp.wasm";
+
+    #[test]
+    fn claude_desktop_config_becomes_a_block_with_exactly_its_grants() {
+        let json = r#"{"mcpServers": {
+            "github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
+                       "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_literal_secret"}},
+            "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+            "remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer tok_123"}}
+        }}"#;
+        let block = import(json, WASM).unwrap();
+        assert!(
+            !block.contains("ghp_literal_secret") && !block.contains("tok_123"),
+            "{block}"
+        );
+        assert!(block.contains(r#"exec = [{ program = "npx" }]"#), "{block}");
+        assert!(
+            block.contains(r#"net = ["https://mcp.example.com:443"]"#),
+            "{block}"
+        );
+        assert!(
+            block.contains(
+                r#"GITHUB_PERSONAL_ACCESS_TOKEN = "${GITHUB_GITHUB_PERSONAL_ACCESS_TOKEN}""#
+            ),
+            "{block}"
+        );
+        assert!(
+            block.contains(r#"Authorization = "Bearer ${REMOTE_AUTHORIZATION}""#),
+            "{block}"
+        );
+        assert!(
+            block.contains(
+                r#"env = ["GITHUB_GITHUB_PERSONAL_ACCESS_TOKEN", "REMOTE_AUTHORIZATION"]"#
+            ),
+            "{block}"
+        );
+        // What it prints is a config the host accepts.
+        let parsed: toml::Table = toml::from_str(&block).unwrap();
+        let servers = &parsed["plugins"]["mcp"]["config"]["mcpServers"];
+        assert_eq!(servers["fs"]["args"][2].as_str(), Some("/tmp"));
+    }
+
+    #[test]
+    fn vs_code_references_keep_their_variable() {
+        let json = r#"{"servers": {"api": {"type": "http", "url": "http://127.0.0.1:3001/mcp",
+            "headers": {"X-Key": "${env:API_KEY}"}}}}"#;
+        let block = import(json, WASM).unwrap();
+        assert!(block.contains(r#"X-Key = "${API_KEY}""#), "{block}");
+        assert!(block.contains(r#"env = ["API_KEY"]"#), "{block}");
+        assert!(
+            block.contains(r#"net = ["http://127.0.0.1:3001"]"#),
+            "{block}"
+        );
+        assert!(
+            !block.contains("exec ="),
+            "nothing to run, nothing granted: {block}"
+        );
+    }
+
+    #[test]
+    fn unusable_entries_are_refused_in_one_line() {
+        for (json, want) in [
+            (
+                r#"{"mcpServers": {"x": {"args": []}}}"#,
+                "neither command nor url",
+            ),
+            (
+                r#"{"mcpServers": {"x": {"command": "a", "url": "http://h"}}}"#,
+                "both",
+            ),
+            (
+                r#"{"mcpServers": {"x": {"type": "sse", "url": "http://h/sse"}}}"#,
+                "SSE",
+            ),
+            (r#"{"other": {}}"#, "no mcpServers"),
+            ("not json", "not JSON"),
+        ] {
+            let error = import(json, WASM).unwrap_err();
+            assert!(error.contains(want), "{json}: {error}");
+            assert!(!error.contains('\n'));
+        }
+    }
+}

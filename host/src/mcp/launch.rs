@@ -1,0 +1,380 @@
+//! From a declaration to what the host will start or reach, under the
+//! plugin's grants.
+//!
+//! Invariants:
+//! - A stdio server runs only a program in the plugin's `exec` grants, an
+//!   HTTP server is reached only at a URL its `net` grants allow, and a
+//!   `${NAME}` reference resolves only for a host variable in its `env`
+//!   grants. Each refusal names the grant that would allow it.
+//! - The program's environment is the baseline ([`BASELINE_ENV`]) plus what
+//!   the declaration sets; nothing else of the host's leaks through.
+//! - Values that may be secret (environment values, header values, a URL's
+//!   userinfo and query) never reach `Debug`, `Display` or an error.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::grant::{self, NetGrant};
+use crate::plugin::Grants;
+
+use super::declaration::{Declaration, Http, Stdio, Transport};
+
+/// Host variables a stdio server gets without any grant, when the host has
+/// them: what ordinary programs need to find their tools, their home, and
+/// their language.
+pub const BASELINE_ENV: &[&str] = &[
+    "PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ", "USER",
+];
+
+/// Most variables or headers one declaration may set.
+pub const MAX_PAIRS: usize = 256;
+
+/// A declared server, checked against the grants and resolved.
+#[derive(Debug)]
+pub struct Launch {
+    /// The server name.
+    pub server: String,
+    /// What to start or reach.
+    pub target: Target,
+    /// The longest one call may take.
+    pub timeout: Duration,
+    /// Start with the host.
+    pub eager: bool,
+    /// Roots to answer `roots/list` with, as `file://` URIs of granted
+    /// directories.
+    pub roots: Vec<String>,
+}
+
+/// What a [`Launch`] starts or reaches.
+#[derive(Debug)]
+pub enum Target {
+    /// A program to start.
+    Process(Process),
+    /// A streamable HTTP endpoint.
+    Http(Endpoint),
+}
+
+/// A granted program with its resolved environment.
+pub struct Process {
+    /// The command as declared (`node`).
+    pub command: String,
+    /// The absolute path that is run.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Its whole environment.
+    pub env: Vec<(String, String)>,
+    /// Its working directory; `None` for a private empty directory.
+    pub cwd: Option<PathBuf>,
+}
+
+/// A granted endpoint with its resolved headers.
+pub struct Endpoint {
+    /// The URL.
+    pub url: url::Url,
+    /// The grant that allows it.
+    pub grant: NetGrant,
+    /// Headers for every request.
+    pub headers: Vec<(String, String)>,
+}
+
+impl fmt::Debug for Process {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let keys: Vec<&str> = self.env.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("Process")
+            .field("command", &self.command)
+            .field("program", &self.program)
+            .field("args", &self.args.len())
+            .field("env", &keys)
+            .field("cwd", &self.cwd)
+            .finish()
+    }
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let keys: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("Endpoint")
+            .field("url", &redact_url(self.url.as_str()))
+            .field("grant", &self.grant.as_str())
+            .field("headers", &keys)
+            .finish()
+    }
+}
+
+/// Why a declared server cannot be started or reached. One line; it names
+/// what to change and never shows a secret value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LaunchError {
+    /// The program, URL, variable or directory is not granted.
+    #[error("{what} is not granted: add {grant} to plugins.{plugin}.grants")]
+    NotGranted {
+        /// The plugin.
+        plugin: String,
+        /// What was refused, for people (`program "node" (/usr/bin/node)`).
+        what: String,
+        /// The grant that would allow it (`exec = [{ program = "node" }]`).
+        grant: String,
+    },
+    /// The declaration itself is unusable.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Launch {
+    /// Checks `declaration` of plugin `plugin` against `grants`. `timeout`
+    /// is the plugin's own call timeout, which a declared one may shorten.
+    pub fn resolve(
+        plugin: &str,
+        declaration: &Declaration,
+        grants: &Grants,
+        timeout: Duration,
+    ) -> Result<Launch, LaunchError> {
+        let target = match &declaration.transport {
+            Transport::Stdio(stdio) => Target::Process(process(plugin, stdio, grants)?),
+            Transport::Http(http) => Target::Http(endpoint(plugin, http, grants)?),
+        };
+        if declaration.roots.len() > MAX_PAIRS {
+            return Err(LaunchError::Invalid(format!(
+                "it declares {} roots; at most {MAX_PAIRS} are allowed",
+                declaration.roots.len()
+            )));
+        }
+        let roots = declaration
+            .roots
+            .iter()
+            .map(|root| {
+                let dir = granted_dir(plugin, root, grants)?;
+                url::Url::from_directory_path(&dir)
+                    .map(String::from)
+                    .map_err(|()| {
+                        LaunchError::Invalid(format!(
+                            "root {} is not a directory path",
+                            dir.display()
+                        ))
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Launch {
+            server: declaration.name.clone(),
+            target,
+            timeout: declaration.timeout.map_or(timeout, |t| t.min(timeout)),
+            eager: declaration.eager,
+            roots,
+        })
+    }
+
+    /// `stdio` or `streamable-http`.
+    pub fn transport(&self) -> &'static str {
+        match self.target {
+            Target::Process(_) => "stdio",
+            Target::Http(_) => "streamable-http",
+        }
+    }
+
+    /// What the server is, for people, with no secret in it: the program
+    /// and its arguments, or the URL without userinfo, query or fragment.
+    pub fn describe(&self) -> String {
+        match &self.target {
+            Target::Process(p) => {
+                let mut words = vec![p.program.display().to_string()];
+                words.extend(p.args.iter().cloned());
+                words.join(" ")
+            }
+            Target::Http(e) => redact_url(e.url.as_str()),
+        }
+    }
+}
+
+fn process(plugin: &str, stdio: &Stdio, grants: &Grants) -> Result<Process, LaunchError> {
+    let path = std::env::var_os("PATH");
+    let granted =
+        grant::find_program(&grants.exec, &stdio.command, path.as_deref()).map_err(|denied| {
+            match &denied.resolved {
+                Some(resolved) => LaunchError::NotGranted {
+                    plugin: plugin.to_owned(),
+                    what: format!("program {:?} ({})", stdio.command, resolved.display()),
+                    grant: denied.suggestion(),
+                },
+                // Not found, or a path no grant can allow: its own words say
+                // what to do.
+                None => LaunchError::Invalid(denied.to_string()),
+            }
+        })?;
+    if stdio.env.len() > MAX_PAIRS {
+        return Err(LaunchError::Invalid(format!(
+            "it sets {} environment variables; at most {MAX_PAIRS} are allowed",
+            stdio.env.len()
+        )));
+    }
+    let mut env: Vec<(String, String)> = BASELINE_ENV
+        .iter()
+        .filter_map(|name| {
+            std::env::var(name)
+                .ok()
+                .map(|value| ((*name).to_owned(), value))
+        })
+        .collect();
+    for (name, value) in &stdio.env {
+        if name.is_empty() || name.contains(['=', '\0']) {
+            return Err(LaunchError::Invalid(format!(
+                "{:?} is not an environment variable name",
+                crate::display::one_line(name)
+            )));
+        }
+        let value = expand(plugin, value, &grants.env, &format!("env {name}"))?;
+        env.retain(|(k, _)| k != name);
+        env.push((name.clone(), value));
+    }
+    let cwd = stdio
+        .cwd
+        .as_deref()
+        .map(|cwd| granted_dir(plugin, cwd, grants))
+        .transpose()?;
+    Ok(Process {
+        command: stdio.command.clone(),
+        program: granted.program().to_owned(),
+        args: stdio.args.clone(),
+        env,
+        cwd,
+    })
+}
+
+fn endpoint(plugin: &str, http: &Http, grants: &Grants) -> Result<Endpoint, LaunchError> {
+    let url = url::Url::parse(&http.url).map_err(|e| {
+        LaunchError::Invalid(format!("{:?} is not a URL ({e})", redact_url(&http.url)))
+    })?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(LaunchError::Invalid(format!(
+            "{} is not an http or https URL",
+            redact_url(url.as_str())
+        )));
+    }
+    let grant = grant::find_net(&grants.net, &url).map_err(|denied| LaunchError::NotGranted {
+        plugin: plugin.to_owned(),
+        what: redact_url(url.as_str()),
+        grant: denied.suggestion(),
+    })?;
+    if http.headers.len() > MAX_PAIRS {
+        return Err(LaunchError::Invalid(format!(
+            "it sets {} headers; at most {MAX_PAIRS} are allowed",
+            http.headers.len()
+        )));
+    }
+    let mut headers = Vec::new();
+    for (name, value) in &http.headers {
+        let valid = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        if !valid {
+            return Err(LaunchError::Invalid(format!(
+                "{:?} is not an HTTP header name",
+                crate::display::one_line(name)
+            )));
+        }
+        let value = expand(plugin, value, &grants.env, &format!("header {name}"))?;
+        if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+            return Err(LaunchError::Invalid(format!(
+                "the value of header {name} holds a line break or NUL"
+            )));
+        }
+        headers.push((name.clone(), value));
+    }
+    Ok(Endpoint {
+        url,
+        grant: grant.clone(),
+        headers,
+    })
+}
+
+/// The directory `cwd`, which must be absolute and inside a granted one.
+fn granted_dir(plugin: &str, cwd: &str, grants: &Grants) -> Result<PathBuf, LaunchError> {
+    let path = Path::new(cwd);
+    if !path.is_absolute() {
+        return Err(LaunchError::Invalid(format!(
+            "cwd {:?} must be an absolute host path",
+            crate::display::one_line(cwd)
+        )));
+    }
+    let not_granted = || LaunchError::NotGranted {
+        plugin: plugin.to_owned(),
+        what: format!("directory {}", crate::display::one_line(cwd)),
+        grant: format!(
+            "dirs = [{{ host = {:?}, guest = \"/…\" }}]",
+            crate::display::one_line(cwd)
+        ),
+    };
+    let real = path.canonicalize().map_err(|_| not_granted())?;
+    if !real.is_dir() || !grants.dirs.iter().any(|d| real.starts_with(&d.host)) {
+        return Err(not_granted());
+    }
+    Ok(real)
+}
+
+/// `value` with every `${NAME}` replaced by the host variable `NAME`, which
+/// must be granted and set. `$$` is a literal `$`.
+fn expand(plugin: &str, value: &str, granted: &[String], key: &str) -> Result<String, LaunchError> {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix('$') {
+            out.push('$');
+            rest = tail;
+        } else if let Some(body) = after.strip_prefix('{') {
+            let end = body.find('}').ok_or_else(|| {
+                LaunchError::Invalid(format!("{key}: an unclosed ${{ in its value"))
+            })?;
+            let name = &body[..end];
+            if !granted.iter().any(|g| g == name) {
+                return Err(LaunchError::NotGranted {
+                    plugin: plugin.to_owned(),
+                    what: format!(
+                        "host variable {:?} (named by {key})",
+                        crate::display::one_line(name)
+                    ),
+                    grant: format!("env = [{:?}]", crate::display::one_line(name)),
+                });
+            }
+            let found = std::env::var_os(name).ok_or_else(|| {
+                LaunchError::Invalid(format!(
+                    "{key}: host variable {name} is granted but not set"
+                ))
+            })?;
+            out.push_str(&OsStr::to_string_lossy(&found));
+            rest = &body[end + 1..];
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// `url` without userinfo, query or fragment, which may hold secrets. Text
+/// that does not parse is shown only by its scheme.
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.set_query(None);
+            parsed.set_fragment(None);
+            crate::display::one_line(parsed.as_str()).into_owned()
+        }
+        Err(_) => {
+            let scheme: String = url
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+                .take(16)
+                .collect();
+            format!("{scheme}:… (not a URL)")
+        }
+    }
+}

@@ -1,0 +1,753 @@
+//! One MCP server as a source of tools: a persistent session, reconnected
+//! when it breaks, with retries only for idempotent tools.
+//!
+//! Invariants:
+//! - One session per source, shared by every call; a call never opens a
+//!   session of its own. A session that broke is replaced by the next call
+//!   that needs it (one reconnect per call at most).
+//! - Only a tool whose annotations say it is idempotent or read-only is
+//!   retried, and only after a transport failure or a timeout: at most
+//!   [`MAX_ATTEMPTS`] attempts in all, with jittered backoff, all within
+//!   the call's deadline. An error result (`isError`) is a result.
+//! - A call that runs out of time is abandoned, which sends
+//!   `notifications/cancelled` to the server.
+//! - Dropping the source kills the server's process group; [`McpSource::shutdown`]
+//!   first closes its stdin and gives it [`super::child::SHUTDOWN_GRACE`].
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientRequest, ListToolsRequest,
+    PaginatedRequestParams, ProtocolVersion, ServerNotification, ServerResult, SubscriptionFilter,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::Value;
+
+use crate::registry::RegistrationLimits;
+use crate::source::{CallFuture, CallLimits, ToolSource};
+use crate::tool::{CallError, ResultBudget, ToolDefinition, ToolResult};
+
+use super::bounded::BoundedLines;
+use super::child::Child;
+use super::client::{Handler, Shared};
+use super::convert::{self, Listing, Skipped};
+use super::launch::{Launch, Target};
+use super::watch::{Drift, Watch};
+
+/// Attempts of one idempotent call, the first included.
+pub const MAX_ATTEMPTS: u32 = 3;
+
+/// Pages of `tools/list` followed before a listing is refused.
+pub const MAX_PAGES: usize = 1000;
+
+/// How a source's session stands, for people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum State {
+    /// Not started yet.
+    NotStarted,
+    /// A session is open.
+    Connected,
+    /// The server said its tools changed; it is re-listed before the next call.
+    Stale,
+    /// The session broke (and why); the next call opens a new one.
+    Disconnected(String),
+    /// The source cannot be used, and why.
+    Failed(String),
+}
+
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            State::NotStarted => f.write_str("not started"),
+            State::Connected => f.write_str("connected"),
+            State::Stale => f.write_str("stale"),
+            State::Disconnected(why) => {
+                write!(f, "disconnected ({why}); reconnects on the next call")
+            }
+            State::Failed(why) => write!(f, "failed: {why}"),
+        }
+    }
+}
+
+/// What the host knows of a source, for `tiny-harness plugins`.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Status {
+    /// `stdio` or `streamable-http` (empty when the declaration was refused
+    /// before its transport was known).
+    pub transport: &'static str,
+    /// The program and arguments, or the URL, with no secret in it.
+    pub target: String,
+    /// The protocol version agreed, once connected.
+    pub protocol: Option<String>,
+    /// The session's state.
+    pub state: State,
+    /// The tools registered from it (its pins), by name.
+    pub tools: Vec<String>,
+    /// The tools it listed that were not registered, with reasons.
+    pub skipped: Vec<Skipped>,
+}
+
+/// The limits one MCP source runs under (from its plugin's).
+#[derive(Debug, Clone, Copy)]
+pub struct SourceLimits {
+    /// The whole of one call, retries included.
+    pub call: CallLimits,
+    /// Result size and parts.
+    pub result_bytes: usize,
+    /// Most parts per result.
+    pub result_parts: usize,
+    /// What one listing may register.
+    pub registration: RegistrationLimits,
+}
+
+struct Connection {
+    service: RunningService<RoleClient, Handler>,
+    child: Option<Child>,
+    /// The `subscriptions/listen` stream of a 2026-07-28 session.
+    listener: Option<tokio::task::JoinHandle<()>>,
+    /// Set when the server sent a message over the size limit.
+    oversized: Arc<std::sync::atomic::AtomicBool>,
+    /// Which connection of the source this is (1, 2, ...).
+    generation: u64,
+}
+
+/// An MCP server reached for a plugin: a [`ToolSource`].
+pub struct McpSource {
+    plugin: String,
+    server: String,
+    launch: Option<Launch>,
+    limits: SourceLimits,
+    shared: Arc<Shared>,
+    connection: tokio::sync::Mutex<Option<Connection>>,
+    generations: std::sync::atomic::AtomicU64,
+    status: Mutex<Status>,
+    watch: RwLock<Watch>,
+    /// The host's iteration counter (see `Host::begin_iteration`).
+    iterations: Arc<AtomicU64>,
+    /// The iteration whose first call re-listed; `u64::MAX` for never.
+    checked: AtomicU64,
+    relisting: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for McpSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpSource")
+            .field("plugin", &self.plugin)
+            .field("server", &self.server)
+            .field("launch", &self.launch)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpSource {
+    /// A source for server `server` of `plugin`, to be reached as `launch`
+    /// says, or failed for the reason given (a declaration its grants
+    /// refuse is shown with the others, never silently dropped).
+    ///
+    /// `iterations` is the host's loop-iteration counter: before the first
+    /// call of each iteration the source re-lists its tools once and
+    /// refuses those that differ from their pins.
+    pub fn new(
+        plugin: &str,
+        server: &str,
+        launch: Result<Launch, String>,
+        limits: SourceLimits,
+        iterations: Arc<AtomicU64>,
+    ) -> McpSource {
+        let (launch, state, transport, target) = match launch {
+            Ok(launch) => {
+                let (transport, target) = (launch.transport(), launch.describe());
+                (Some(launch), State::NotStarted, transport, target)
+            }
+            Err(why) => (None, State::Failed(why), "", String::new()),
+        };
+        McpSource {
+            plugin: plugin.to_owned(),
+            server: server.to_owned(),
+            launch,
+            limits,
+            shared: Arc::new(Shared::default()),
+            connection: tokio::sync::Mutex::new(None),
+            generations: std::sync::atomic::AtomicU64::new(0),
+            status: Mutex::new(Status {
+                transport,
+                target,
+                protocol: None,
+                state,
+                tools: Vec::new(),
+                skipped: Vec::new(),
+            }),
+            watch: RwLock::new(Watch::default()),
+            iterations,
+            checked: AtomicU64::new(u64::MAX),
+            relisting: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// Pins exactly `tools` (what is registered for this source): calls
+    /// are checked against these from now on.
+    pub fn pin(&self, tools: Vec<ToolDefinition>) {
+        if let Ok(mut watch) = self.watch.write() {
+            watch.pin(tools);
+        }
+    }
+
+    /// The pinned definitions.
+    pub fn pinned(&self) -> Vec<ToolDefinition> {
+        self.watch.read().map(|w| w.pinned()).unwrap_or_default()
+    }
+
+    /// What the server listed last, if it has been listed.
+    pub fn listed(&self) -> Option<Vec<ToolDefinition>> {
+        self.watch
+            .read()
+            .ok()
+            .and_then(|w| w.listed().map(<[_]>::to_vec))
+    }
+
+    /// How the last listing differs from the pins.
+    pub fn drift(&self) -> Drift {
+        self.watch.read().map(|w| w.drift()).unwrap_or_default()
+    }
+
+    /// The server's name.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// How the source stands.
+    pub fn status(&self) -> Status {
+        let mut status = self
+            .status
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_else(|e| e.into_inner().clone());
+        status.tools = self.pinned().into_iter().map(|t| t.name).collect();
+        if status.state == State::Connected
+            && let Ok(connection) = self.connection.try_lock()
+            && connection.as_ref().is_none_or(|c| c.service.is_closed())
+        {
+            status.state = State::Disconnected("the server closed the session".to_owned());
+        }
+        if status.state == State::Connected && self.shared.stale.load(Ordering::SeqCst) {
+            status.state = State::Stale;
+        }
+        status
+    }
+
+    /// The last progress notifications the server sent (at most
+    /// [`super::MAX_PROGRESS`]), oldest first, as JSON, for a gateway to
+    /// pass on.
+    pub fn progress(&self) -> Vec<Value> {
+        self.shared
+            .progress()
+            .into_iter()
+            .filter_map(|p| serde_json::to_value(p).ok())
+            .collect()
+    }
+
+    /// How many log messages the server has sent (the first
+    /// [`super::MAX_LOG_MESSAGES`] go to `tracing`).
+    pub fn log_messages(&self) -> usize {
+        self.shared.log_messages()
+    }
+
+    /// Connects (if not connected) and lists every tool. On failure the
+    /// source is marked failed with the reason, which is also returned.
+    pub async fn list(&self) -> Result<Listing, String> {
+        let iteration = self.iterations.load(Ordering::SeqCst);
+        let result = self.try_list().await;
+        match &result {
+            Ok(listing) => {
+                self.observe(listing);
+                self.checked.store(iteration, Ordering::SeqCst);
+            }
+            Err(why) => self.set_status(|s| s.state = State::Failed(why.clone())),
+        }
+        result
+    }
+
+    fn observe(&self, listing: &Listing) {
+        if let Ok(mut watch) = self.watch.write() {
+            watch.observe(listing.tools.clone());
+        }
+        self.set_status(|s| s.skipped = listing.skipped.clone());
+    }
+
+    /// Re-lists now, whatever the iteration, and returns how the listing
+    /// differs from the pins.
+    pub async fn relist(&self) -> Result<Drift, String> {
+        self.list().await?;
+        Ok(self.drift())
+    }
+
+    /// Re-lists once per iteration (and whenever the server said its tools
+    /// changed), before the call that needs it.
+    async fn check(&self) -> Result<(), CallError> {
+        let due = |source: &McpSource, now: u64| {
+            source.shared.stale.load(Ordering::SeqCst)
+                || source.checked.load(Ordering::SeqCst) != now
+        };
+        let now = self.iterations.load(Ordering::SeqCst);
+        if !due(self, now) {
+            return Ok(());
+        }
+        let _one_at_a_time = self.relisting.lock().await;
+        if !due(self, now) {
+            return Ok(());
+        }
+        let listing = self.try_list().await.map_err(CallError::Unavailable)?;
+        self.observe(&listing);
+        self.checked.store(now, Ordering::SeqCst);
+        Ok(())
+    }
+
+    async fn try_list(&self) -> Result<Listing, String> {
+        let (peer, _) = self.peer().await.map_err(|e| match e {
+            CallError::Unavailable(why) => why,
+            other => other.to_string(),
+        })?;
+        self.shared.stale.store(false, Ordering::SeqCst);
+        let deadline = Instant::now() + self.timeout();
+        let tools = tokio::time::timeout_at(
+            deadline.into(),
+            list_pages(&peer, self.limits.registration.tools),
+        )
+        .await
+        .map_err(|_| {
+            format!(
+                "tools/list did not finish within {} ms",
+                self.timeout().as_millis()
+            )
+        })??;
+        convert::listing(tools, &self.limits.registration)
+    }
+
+    /// Marks the source failed for `why` (its tools were refused).
+    pub fn fail(&self, why: String) {
+        self.pin(Vec::new());
+        self.set_status(|s| s.state = State::Failed(why));
+    }
+
+    /// Closes the session: the server's stdin is closed, it is given a
+    /// grace period to exit, then its process group is killed.
+    pub async fn shutdown(&self) {
+        let connection = self.connection.lock().await.take();
+        if let Some(connection) = connection {
+            close(connection).await;
+        }
+        self.set_status(|s| {
+            if s.state == State::Connected {
+                s.state = State::NotStarted;
+            }
+        });
+    }
+
+    fn timeout(&self) -> Duration {
+        self.launch
+            .as_ref()
+            .map_or(self.limits.call.timeout, |l| l.timeout)
+    }
+
+    fn set_status(&self, change: impl FnOnce(&mut Status)) {
+        if let Ok(mut status) = self.status.lock() {
+            change(&mut status);
+        }
+    }
+
+    /// The session's peer, connecting first when there is no open session.
+    async fn peer(&self) -> Result<(Peer<RoleClient>, u64), CallError> {
+        let mut connection = self.connection.lock().await;
+        if let Some(open) = connection.as_ref()
+            && !open.service.is_closed()
+        {
+            return Ok((open.service.peer().clone(), open.generation));
+        }
+        if let Some(broken) = connection.take() {
+            close(broken).await;
+            self.set_status(|s| s.state = State::Disconnected("the session had closed".to_owned()));
+        }
+        let launch = self
+            .launch
+            .as_ref()
+            .ok_or_else(|| CallError::Unavailable(self.status().state.to_string()))?;
+        let opened = tokio::time::timeout(launch.timeout, self.connect(launch))
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "it did not finish starting within {} ms",
+                    launch.timeout.as_millis()
+                ))
+            });
+        match opened {
+            Ok(open) => {
+                let peer = open.service.peer().clone();
+                let generation = open.generation;
+                if generation > 1 {
+                    // A new session may be a new server: list it again.
+                    self.shared.stale.store(true, Ordering::SeqCst);
+                }
+                let protocol = peer.peer_info().map(|i| i.protocol_version.to_string());
+                self.set_status(|s| {
+                    s.state = State::Connected;
+                    s.protocol = protocol;
+                });
+                let modern = peer
+                    .peer_info()
+                    .is_some_and(|i| !i.protocol_version.has_initialize());
+                let mut open = open;
+                if modern {
+                    open.listener = Some(tokio::spawn(listen(peer.clone(), self.shared.clone())));
+                }
+                *connection = Some(open);
+                Ok((peer, generation))
+            }
+            Err(why) => {
+                self.set_status(|s| s.state = State::Failed(why.clone()));
+                Err(CallError::Unavailable(why))
+            }
+        }
+    }
+
+    async fn connect(&self, launch: &Launch) -> Result<Connection, String> {
+        let handler = Handler {
+            server: format!("{}/{}", self.plugin, self.server).into(),
+            shared: self.shared.clone(),
+            protocol: ProtocolVersion::LATEST_WITH_INITIALIZE,
+            roots: launch.roots.clone().into(),
+        };
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        };
+        // Room for the largest result or listing the limits allow, and
+        // never less than rmcp's own default.
+        let message_limit = (self
+            .limits
+            .result_bytes
+            .max(self.limits.registration.total_bytes))
+        .saturating_mul(2)
+        .max(rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH);
+        match &launch.target {
+            Target::Process(process) => {
+                let (mut child, stdout, stdin) = Child::spawn(process, &self.server)
+                    .map_err(|e| format!("cannot start {}: {e}", process.program.display()))?;
+                let oversized = Arc::new(std::sync::atomic::AtomicBool::new(false));
+                let stdout = BoundedLines::new(stdout, message_limit, oversized.clone());
+                let transport =
+                    AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(message_limit);
+                match handler.serve_with_lifecycle(transport, lifecycle).await {
+                    Ok(service) => Ok(Connection {
+                        service,
+                        child: Some(child),
+                        listener: None,
+                        oversized,
+                        generation: self.generations.fetch_add(1, Ordering::SeqCst) + 1,
+                    }),
+                    Err(e) => {
+                        // Let the exit and its last words arrive.
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        let exited = child
+                            .exit_status()
+                            .map(|s| format!(" (the program exited: {s})"))
+                            .unwrap_or_default();
+                        let said = child
+                            .stderr_tail()
+                            .map(|l| format!("; its last words: {l}"))
+                            .unwrap_or_default();
+                        Err(format!(
+                            "it did not start an MCP session: {}{exited}{said}",
+                            crate::display::one_line(&e.to_string())
+                        ))
+                    }
+                }
+            }
+            Target::Http(endpoint) => {
+                let mut headers = HashMap::new();
+                for (name, value) in &endpoint.headers {
+                    let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                        .map_err(|_| format!("{name:?} is not an HTTP header name"))?;
+                    let mut value = reqwest::header::HeaderValue::from_str(value)
+                        .map_err(|_| format!("the value of header {name} is not valid"))?;
+                    value.set_sensitive(true);
+                    headers.insert(name, value);
+                }
+                // Redirects are not followed: a redirect could lead to a
+                // host the grants do not allow.
+                let client = reqwest::Client::builder()
+                    .redirect(reqwest::redirect::Policy::none())
+                    .build()
+                    .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+                let config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
+                    .custom_headers(headers)
+                    .max_json_response_size(message_limit)
+                    .max_sse_event_size(message_limit);
+                let transport = StreamableHttpClientTransport::with_client(client, config);
+                let service = handler
+                    .serve_with_lifecycle(transport, lifecycle)
+                    .await
+                    .map_err(|e| {
+                        format!(
+                            "it did not start an MCP session: {}",
+                            crate::display::one_line(&e.to_string())
+                        )
+                    })?;
+                Ok(Connection {
+                    service,
+                    child: None,
+                    listener: None,
+                    oversized: Arc::default(),
+                    generation: self.generations.fetch_add(1, Ordering::SeqCst) + 1,
+                })
+            }
+        }
+    }
+
+    fn retry_safe(&self, tool: &str) -> bool {
+        self.watch
+            .read()
+            .ok()
+            .and_then(|w| w.annotations(tool))
+            .is_some_and(|a| a.retry_safe())
+    }
+
+    async fn attempt(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        deadline: Instant,
+    ) -> Result<ToolResult, CallError> {
+        let (peer, generation) = self.peer().await?;
+        self.check().await?;
+        if let Some(refusal) = self.watch.read().ok().and_then(|w| w.refusal(tool)) {
+            return Err(refusal);
+        }
+        let limit = self.timeout();
+        let stop = deadline.min(Instant::now() + limit);
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Value::Object(arguments) = arguments {
+            params = params.with_arguments(arguments.clone());
+        }
+        // Dropping the request on timeout sends `notifications/cancelled`.
+        let response = tokio::time::timeout_at(stop.into(), peer.call_tool_once(params))
+            .await
+            .map_err(|_| CallError::Timeout { limit })?;
+        match response {
+            Ok(CallToolResponse::Complete(result)) => {
+                let result = serde_json::to_value(result)
+                    .map_err(|e| CallError::InvalidOutput(e.to_string()))?;
+                convert::result(
+                    result,
+                    ResultBudget::new(self.limits.result_bytes, self.limits.result_parts),
+                )
+            }
+            Ok(CallToolResponse::InputRequired(_)) => Err(CallError::Failed(
+                "the server asked for input (sampling, elicitation or roots) that this host does not give".to_owned(),
+            )),
+            Ok(CallToolResponse::Task(_)) => Err(CallError::Failed(
+                "the server answered with a task, which this host does not follow".to_owned(),
+            )),
+            Ok(_) => Err(CallError::InvalidOutput("an unknown kind of response".to_owned())),
+            Err(rmcp::ServiceError::McpError(error)) => Err(CallError::Failed(format!(
+                "the server refused the call: {}",
+                crate::display::one_line(&error.message)
+            ))),
+            Err(rmcp::ServiceError::Timeout { .. }) => Err(CallError::Timeout { limit }),
+            Err(other) => {
+                let oversized = self.discard(generation, &other.to_string()).await;
+                if oversized {
+                    return Err(CallError::TooLarge {
+                        limit: self.limits.result_bytes,
+                    });
+                }
+                Err(CallError::Unavailable(format!(
+                    "the connection to the server failed during the call: {}",
+                    crate::display::one_line(&other.to_string())
+                )))
+            }
+        }
+    }
+
+    /// Closes connection `generation` if it is still the current one, so
+    /// that the next call opens a new one, and marks the source
+    /// disconnected for `why`. True if that session ended because the
+    /// server sent a message over the size limit.
+    async fn discard(&self, generation: u64, why: &str) -> bool {
+        let mut connection = self.connection.lock().await;
+        if connection
+            .as_ref()
+            .is_some_and(|c| c.generation == generation)
+            && let Some(broken) = connection.take()
+        {
+            drop(connection);
+            let oversized = broken.oversized.load(Ordering::SeqCst);
+            close(broken).await;
+            self.set_status(|s| {
+                s.state = State::Disconnected(crate::display::one_line(why).into_owned())
+            });
+            oversized
+        } else {
+            false
+        }
+    }
+}
+
+/// On a 2026-07-28 session, change notifications come only on a
+/// `subscriptions/listen` stream: open one for `tools/list_changed` and
+/// mark the source stale at each. Ends with the session (or at once, for a
+/// server that does not offer it).
+async fn listen(peer: Peer<RoleClient>, shared: Arc<Shared>) {
+    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+    let Ok(mut subscription) = peer.listen(filter).await else {
+        return;
+    };
+    while let Ok(Some(notification)) = subscription.next().await {
+        if matches!(
+            notification,
+            ServerNotification::ToolListChangedNotification(_)
+        ) {
+            shared.stale.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Every page of `tools/list`, as JSON, fresh from the server (never from
+/// a cache), at most [`MAX_PAGES`] of them.
+async fn list_pages(peer: &Peer<RoleClient>, max_tools: usize) -> Result<Vec<Value>, String> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_PAGES {
+        let request = ListToolsRequest {
+            method: Default::default(),
+            params: Some(PaginatedRequestParams::default().with_cursor(cursor)),
+            extensions: Default::default(),
+        };
+        let result = peer
+            .send_request(ClientRequest::ListToolsRequest(request))
+            .await
+            .map_err(|e| {
+                format!(
+                    "tools/list failed: {}",
+                    crate::display::one_line(&e.to_string())
+                )
+            })?;
+        let page = match result {
+            ServerResult::ListToolsResult(page) => {
+                serde_json::to_value(page).map_err(|e| e.to_string())?
+            }
+            ServerResult::CustomResult(custom) => custom.0,
+            _ => return Err("tools/list returned something else than a list of tools".to_owned()),
+        };
+        let Value::Object(mut page) = page else {
+            return Err("tools/list returned something else than an object".to_owned());
+        };
+        match page.remove("tools") {
+            Some(Value::Array(listed)) => tools.extend(listed),
+            _ => return Err("tools/list returned no list of tools".to_owned()),
+        }
+        if tools.len() > max_tools {
+            // No need to read further pages: the listing is refused.
+            return Err(format!(
+                "it lists more than the {max_tools} tools allowed (raise limits.tools)"
+            ));
+        }
+        cursor = match page.remove("nextCursor") {
+            Some(Value::String(next)) => Some(next),
+            _ => return Ok(tools),
+        };
+    }
+    Err(format!(
+        "tools/list went on for more than {MAX_PAGES} pages"
+    ))
+}
+
+async fn close(connection: Connection) {
+    let Connection {
+        service,
+        child,
+        listener,
+        ..
+    } = connection;
+    if let Some(listener) = listener {
+        listener.abort();
+    }
+    // Cancelling the service drops the transport, which closes stdin.
+    let _ = tokio::time::timeout(super::child::SHUTDOWN_GRACE, service.cancel()).await;
+    if let Some(child) = child {
+        child.shutdown().await;
+    }
+}
+
+/// Backoff before attempt `attempt + 1`: 50 ms, then 100 ms, each with up
+/// to half again of jitter.
+fn backoff(attempt: u32) -> Duration {
+    let base = 50u64 << (attempt.saturating_sub(1)).min(6);
+    let mut byte = [0u8; 1];
+    let _ = getrandom::fill(&mut byte);
+    Duration::from_millis(base + base * u64::from(byte[0]) / 512)
+}
+
+impl ToolSource for McpSource {
+    fn kind(&self) -> &'static str {
+        "mcp"
+    }
+
+    fn call_limits(&self) -> CallLimits {
+        self.limits.call
+    }
+
+    fn call<'a>(
+        &'a self,
+        _server: &'a str,
+        tool: &'a str,
+        arguments: &'a Value,
+        deadline: Instant,
+    ) -> CallFuture<'a> {
+        Box::pin(async move {
+            let retry = self.retry_safe(tool);
+            let mut attempt = 1;
+            loop {
+                let outcome = self.attempt(tool, arguments, deadline).await;
+                match outcome {
+                    Err(error) if error.is_transient() => {
+                        let pause = backoff(attempt);
+                        if !retry || attempt >= MAX_ATTEMPTS || Instant::now() + pause >= deadline {
+                            return Err(not_retried(error, retry, attempt));
+                        }
+                        tracing::debug!(target: "tiny_harness::mcp", tool, attempt, "retrying: {error}");
+                        tokio::time::sleep(pause).await;
+                        attempt += 1;
+                    }
+                    other => return other,
+                }
+            }
+        })
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A transient failure as the model sees it: it says whether the call was
+/// retried, so a model knows whether its effect may have happened.
+fn not_retried(error: CallError, retry: bool, attempts: u32) -> CallError {
+    match error {
+        CallError::Unavailable(why) if !retry => CallError::Unavailable(format!(
+            "{why}; the call was not retried because the tool is not marked idempotent, so it may or may not have taken effect"
+        )),
+        CallError::Unavailable(why) if attempts > 1 => {
+            CallError::Unavailable(format!("{why} (after {attempts} attempts)"))
+        }
+        other => other,
+    }
+}

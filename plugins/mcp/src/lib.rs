@@ -1,0 +1,185 @@
+//! `mcp`: declares the MCP servers of its config to the host, in the
+//! `mcpServers` shape that Claude Desktop, Cursor and VS Code configs use,
+//! so that a user can paste what they already have:
+//!
+//! ```toml
+//! [plugins.mcp.config.mcpServers.everything]
+//! command = "node"
+//! args = ["node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"]
+//! env = { EVERYTHING_TOKEN = "${EVERYTHING_TOKEN}" }   # optional
+//! cwd = "/abs/path"                                   # optional
+//! timeout_ms = 10000                                  # optional
+//! eager = true                                        # optional
+//! roots = ["/abs/path"]                               # optional: roots/list
+//!
+//! [plugins.mcp.config.mcpServers.remote]
+//! url = "http://127.0.0.1:3001/mcp"
+//! headers = { Authorization = "Bearer ${REMOTE_TOKEN}" }
+//! ```
+//!
+//! The plugin has no tools of its own: the host reaches each server under
+//! the plugin's grants (`exec` for a command, `net` for a URL) and
+//! registers its tools as `mcp/<server>.<tool>`. A server's key becomes its
+//! name, lowercased, with every character outside `[a-z0-9_-]` made `_`.
+//! `type` (`stdio`, `http`, `streamable-http`), `disabled` (the server is
+//! left out), `autoApprove` and `alwaysAllow` are accepted as other tools
+//! write them; `sse` servers are refused (use streamable HTTP).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// Bindings generated from `wit/plugin.wit`. Clippy is silenced here only:
+/// the generated export glue has a function with more arguments than it likes.
+#[allow(clippy::too_many_arguments)]
+mod bindings {
+    wit_bindgen::generate!({ world: "plugin", path: "../../wit" });
+}
+
+use bindings::tiny_harness::plugin::types::{McpHttp, McpSource, McpStdio, McpTransport};
+use bindings::{CallError, CallResult, Guest, Registration};
+
+/// The plugin's config.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    #[serde(rename = "mcpServers", default)]
+    mcp_servers: BTreeMap<String, Server>,
+}
+
+/// One entry of `mcpServers`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Server {
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<String>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    timeout_ms: Option<u32>,
+    #[serde(default)]
+    eager: bool,
+    #[serde(default)]
+    roots: Vec<String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    disabled: bool,
+    #[serde(rename = "autoApprove", default)]
+    _auto_approve: Option<serde_json::Value>,
+    #[serde(rename = "alwaysAllow", default)]
+    _always_allow: Option<serde_json::Value>,
+}
+
+/// The server name a `mcpServers` key becomes.
+fn server_name(key: &str) -> String {
+    key.chars()
+        .map(|c| c.to_ascii_lowercase())
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect()
+}
+
+fn source(key: &str, server: Server) -> Result<McpSource, String> {
+    let at = |message: &str| format!("mcpServers.{key}: {message}");
+    match server.kind.as_deref() {
+        None | Some("stdio" | "http" | "streamable-http" | "streamableHttp") => {}
+        Some("sse") => {
+            return Err(at(
+                "the SSE transport is not supported; use the server's streamable HTTP endpoint",
+            ));
+        }
+        Some(other) => return Err(at(&format!("unknown type {other:?}"))),
+    }
+    let transport = match (server.command, server.url) {
+        (Some(command), None) => {
+            if !server.headers.is_empty() {
+                return Err(at("headers apply to a url, not to a command"));
+            }
+            McpTransport::Stdio(McpStdio {
+                command,
+                args: server.args,
+                env: server.env.into_iter().collect(),
+                cwd: server.cwd,
+            })
+        }
+        (None, Some(url)) => {
+            if !server.args.is_empty() || !server.env.is_empty() || server.cwd.is_some() {
+                return Err(at("args, env and cwd apply to a command, not to a url"));
+            }
+            McpTransport::StreamableHttp(McpHttp {
+                url,
+                headers: server.headers.into_iter().collect(),
+            })
+        }
+        (Some(_), Some(_)) => return Err(at("give either command or url, not both")),
+        (None, None) => {
+            return Err(at(
+                "give a command (a program to start) or a url (a streamable HTTP endpoint)",
+            ));
+        }
+    };
+    Ok(McpSource {
+        name: server_name(key),
+        transport,
+        timeout_ms: server.timeout_ms,
+        eager: server.eager,
+        roots: server.roots,
+    })
+}
+
+/// The component's implementation of the `plugin` world.
+struct Mcp;
+
+impl Guest for Mcp {
+    /// Declares every server of the config that is not disabled.
+    fn register(config: String) -> Result<Registration, String> {
+        let config: Config =
+            serde_json::from_str(&config).map_err(|e| format!("the config: {e}"))?;
+        let mut sources: Vec<McpSource> = Vec::new();
+        for (key, server) in config.mcp_servers {
+            if server.disabled {
+                continue;
+            }
+            let source = source(&key, server)?;
+            if source.name.is_empty() {
+                return Err(format!("mcpServers.{key}: the name is empty"));
+            }
+            if sources.iter().any(|s| s.name == source.name) {
+                return Err(format!(
+                    "mcpServers.{key}: its name becomes {:?}, as another server's does; rename one",
+                    source.name
+                ));
+            }
+            sources.push(source);
+        }
+        Ok(Registration {
+            servers: Vec::new(),
+            mcp_sources: sources,
+        })
+    }
+
+    /// The plugin has no tools of its own; the host calls its servers.
+    fn call(
+        _config: String,
+        server: String,
+        tool: String,
+        _arguments: String,
+    ) -> Result<CallResult, CallError> {
+        Err(CallError::UnknownTool(format!(
+            "{server}.{tool}: this plugin runs no tools itself"
+        )))
+    }
+}
+
+bindings::export!(Mcp with_types_in bindings);

@@ -1,0 +1,205 @@
+//! Python MCP servers for the tests: the scripts in `tests/mcp/servers`,
+//! run with PyPI's `mcp` SDK (a second implementation besides npm's
+//! server-everything) from a venv in `tests/mcp/.venv`. `.ci/run` installs
+//! it; otherwise the first test that needs it does, from the hash-pinned
+//! `tests/mcp/requirements.txt`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tiny_harness_host::mcp::{McpSource, Status};
+use tiny_harness_host::{CallOutcome, Host, HostBuilder, PluginSpec};
+
+use super::mcp::{exec, gone, mcp_plugin, servers_dir};
+
+/// The version of PyPI's `mcp` the servers are written for.
+pub const MCP_VERSION: &str = "2.3.0";
+
+/// Debian's interpreter, which makes the venv (the `python3` first on
+/// `PATH` may be a pyenv shim).
+const SYSTEM_PYTHON: &str = "/usr/bin/python3";
+
+/// `tests/mcp/.venv`.
+pub fn venv() -> PathBuf {
+    servers_dir().join(".venv")
+}
+
+/// The venv's interpreter, creating the venv and installing
+/// `requirements.txt` into it first if it does not hold `mcp` at
+/// [`MCP_VERSION`].
+pub fn python() -> PathBuf {
+    static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            let python = venv().join("bin/python");
+            if !has_mcp(&python) {
+                // Test threads (and test binaries) race here: take a lock,
+                // then look again.
+                let lock =
+                    std::fs::File::create(servers_dir().join(".venv.lock")).expect("lock file");
+                lock.lock().expect("lock");
+                if !has_mcp(&python) {
+                    install();
+                }
+            }
+            assert!(
+                has_mcp(&python),
+                "{} has no mcp {MCP_VERSION}",
+                python.display()
+            );
+            python
+        })
+        .clone()
+}
+
+/// Whether `python` runs and imports `mcp` at [`MCP_VERSION`].
+fn has_mcp(python: &Path) -> bool {
+    python.is_file()
+        && Command::new(python)
+            .args([
+                "-c",
+                &format!(
+                    "import importlib.metadata as m, mcp; assert m.version('mcp') == '{MCP_VERSION}'"
+                ),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+}
+
+/// Makes (or remakes) the venv and installs the requirements, hashes checked.
+fn install() {
+    let venv = venv();
+    let status = Command::new(SYSTEM_PYTHON)
+        .args(["-m", "venv", "--clear"])
+        .arg(&venv)
+        .status()
+        .unwrap_or_else(|e| panic!("{SYSTEM_PYTHON} -m venv: {e}"));
+    assert!(
+        status.success(),
+        "{SYSTEM_PYTHON} -m venv {} failed",
+        venv.display()
+    );
+    let status = Command::new(venv.join("bin/pip"))
+        .args(["install", "--quiet", "--require-hashes", "-r"])
+        .arg(servers_dir().join("requirements.txt"))
+        .status()
+        .expect("the venv's pip");
+    assert!(
+        status.success(),
+        "pip install -r tests/mcp/requirements.txt failed"
+    );
+}
+
+/// The script `name` (`crashy`, `hang`, `flood`, `http_server`).
+pub fn server(name: &str) -> PathBuf {
+    let path = servers_dir().join("servers").join(format!("{name}.py"));
+    assert!(path.is_file(), "{} is missing", path.display());
+    path
+}
+
+/// An `mcpServers` entry that runs script `name` with `args` and `env` on
+/// the venv's interpreter, with `marker` in its environment (so that a test
+/// can find its processes).
+pub fn stdio(name: &str, args: &[&str], env: &[(&str, &str)], marker: &str) -> Value {
+    let mut argv = vec![server(name).display().to_string()];
+    argv.extend(args.iter().map(|a| (*a).to_owned()));
+    let mut vars: serde_json::Map<String, Value> = env
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), json!(v)))
+        .collect();
+    vars.insert("TINY_HARNESS_TEST_MARKER".into(), json!(marker));
+    json!({
+        "command": python().display().to_string(),
+        "args": argv,
+        "env": vars,
+    })
+}
+
+/// The `mcp` plugin with `servers` as its `mcpServers`, granted the venv's
+/// interpreter and nothing else.
+pub fn plugin(servers: Value) -> PluginSpec {
+    let mut spec = mcp_plugin(servers);
+    spec.grants.exec.push(exec(&python().display().to_string()));
+    spec
+}
+
+/// A host with `spec` loaded (its failed sources included).
+pub async fn host_of(spec: PluginSpec) -> Host {
+    let mut builder = HostBuilder::new().expect("engine");
+    builder
+        .load_plugin(spec)
+        .await
+        .expect("the mcp plugin loads");
+    builder.build()
+}
+
+/// Runs `f` on the source of `server`.
+pub fn with_source<R>(host: &Host, server: &str, f: impl FnOnce(&McpSource) -> R) -> R {
+    let sources = host.mcp_sources();
+    let (_, source) = sources
+        .iter()
+        .find(|(_, s)| s.server() == server)
+        .unwrap_or_else(|| panic!("no source {server}"));
+    f(source)
+}
+
+/// The status of the source of `server`.
+pub fn status(host: &Host, server: &str) -> Status {
+    with_source(host, server, McpSource::status)
+}
+
+/// The error message of a failed call.
+pub fn message(outcome: &CallOutcome) -> String {
+    outcome.result.as_ref().expect_err("an error").to_string()
+}
+
+/// The lines of the file at `path` (none if it does not exist yet), as the
+/// servers write them to the files their environment names.
+pub fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `path` as the `&str` a server's environment takes.
+pub fn path_str(path: &Path) -> &str {
+    path.to_str().expect("a UTF-8 temp path")
+}
+
+/// Waits (up to 10 s) until `done` holds; true if it did.
+pub async fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < until {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    done()
+}
+
+/// Drops the host and checks that no process carrying `marker` outlived it.
+pub async fn finish(host: Host, marker: &str) {
+    drop(host);
+    assert!(gone(marker).await, "a server outlived the host");
+}
+
+/// `http_server.py` over streamable HTTP on a free loopback port, with
+/// `marker` in its environment, once it accepts connections; killed when
+/// dropped.
+pub fn http_server(marker: &str) -> super::mcp::HttpServer {
+    let port = super::mcp::free_port();
+    let mut command = Command::new(python());
+    command
+        .arg(server("http_server"))
+        .arg(port.to_string())
+        .env("TINY_HARNESS_TEST_MARKER", marker);
+    super::mcp::HttpServer::listen(command, port, "http_server.py")
+}
