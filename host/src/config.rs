@@ -43,7 +43,7 @@
 //! Each capability is a key under `grants`, checked on its own, and one
 //! granted twice (a guest directory, a program or a destination) is an error.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -51,8 +51,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::grant::{ExecGrant, NetGrant};
-use crate::plugin::{DirGrant, DirMode, Grants, Limits, PluginSpec};
+use grants::RawGrants;
+
+use crate::plugin::{Limits, PluginSpec};
 use crate::registry::check_segment;
 
 /// The file name looked for when no `--config` is given.
@@ -147,42 +148,6 @@ pub mod max {
     pub const SCHEMA_COST: u64 = 1 << 32;
     /// `registration_kib`: 1 GiB.
     pub const REGISTRATION_KIB: u64 = 1 << 20;
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawGrants {
-    #[serde(default)]
-    dirs: Vec<RawDir>,
-    #[serde(default)]
-    env: Vec<Spanned<String>>,
-    #[serde(default)]
-    exec: Vec<RawExec>,
-    #[serde(default)]
-    net: Vec<Spanned<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawExec {
-    program: Spanned<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawDir {
-    host: Spanned<String>,
-    guest: Spanned<String>,
-    #[serde(default)]
-    mode: RawMode,
-}
-
-#[derive(Deserialize, Default, Clone, Copy)]
-#[serde(rename_all = "kebab-case")]
-enum RawMode {
-    #[default]
-    ReadOnly,
-    ReadWrite,
 }
 
 impl Config {
@@ -389,96 +354,6 @@ impl Checker<'_> {
         }
         Ok(limits)
     }
-
-    fn grants(&self, base: &Path, key: &str, raw: RawGrants) -> Result<Grants, ConfigError> {
-        let mut dirs = Vec::new();
-        let mut guests = BTreeSet::new();
-        for dir in raw.dirs {
-            let guest = dir.guest.get_ref();
-            if !guest.starts_with('/') || guest.split('/').any(|s| s == ".." || s == ".") {
-                return Err(self.at(&dir.guest, format!("{key}.dirs.guest: {guest:?} must be an absolute guest path without . or .. (for example \"/workspace\")")));
-            }
-            if !guests.insert(guest.clone()) {
-                return Err(self.at(
-                    &dir.guest,
-                    format!("{key}.dirs.guest: {guest:?} is granted twice"),
-                ));
-            }
-            let host = base.join(dir.host.get_ref());
-            if !host.is_dir() {
-                return Err(self.at(
-                    &dir.host,
-                    format!("{key}.dirs.host: {} is not a directory", host.display()),
-                ));
-            }
-            // The grant is the directory as resolved now (symlinks and `..`
-            // followed once, here), shown and opened by its real path.
-            let host = host.canonicalize().map_err(|e| {
-                self.at(
-                    &dir.host,
-                    format!("{key}.dirs.host: cannot resolve {}: {e}", host.display()),
-                )
-            })?;
-            dirs.push(DirGrant {
-                host,
-                guest: guest.clone(),
-                mode: match dir.mode {
-                    RawMode::ReadOnly => DirMode::ReadOnly,
-                    RawMode::ReadWrite => DirMode::ReadWrite,
-                },
-            });
-        }
-        let mut env = Vec::new();
-        for name in raw.env {
-            let n = name.get_ref();
-            if n.is_empty() || n.contains('=') || n.contains('\0') {
-                return Err(self.at(
-                    &name,
-                    format!("{key}.env: {n:?} is not an environment variable name"),
-                ));
-            }
-            env.push(n.clone());
-        }
-        let path = std::env::var_os("PATH");
-        let mut exec: Vec<ExecGrant> = Vec::new();
-        for raw in raw.exec {
-            let program = ExecGrant::resolve(raw.program.get_ref(), base, path.as_deref())
-                .map_err(|e| self.at(&raw.program, format!("{key}.exec: {e}")))?;
-            if let Some(twin) = exec.iter().find(|g| g.canonical() == program.canonical()) {
-                return Err(self.at(
-                    &raw.program,
-                    format!(
-                        "{key}.exec: program {:?} is granted twice (as {:?}): grant it once",
-                        program.written(),
-                        twin.written(),
-                    ),
-                ));
-            }
-            exec.push(program);
-        }
-        let mut net: Vec<NetGrant> = Vec::new();
-        for raw in raw.net {
-            let grant = NetGrant::parse(raw.get_ref())
-                .map_err(|e| self.at(&raw, format!("{key}.net: {e}")))?;
-            if let Some(twin) = net.iter().find(|g| g.same_destination(&grant)) {
-                return Err(self.at(
-                    &raw,
-                    format!(
-                        "{key}.net: {:?} is granted twice (as {:?}): grant it once",
-                        grant.as_str(),
-                        twin.as_str()
-                    ),
-                ));
-            }
-            net.push(grant);
-        }
-        Ok(Grants {
-            dirs,
-            env,
-            exec,
-            net,
-        })
-    }
 }
 
 /// The dotted key a byte offset belongs to, such as
@@ -556,5 +431,6 @@ fn toml_to_json(value: toml::Value) -> serde_json::Value {
     }
 }
 
+mod grants;
 #[cfg(test)]
 mod tests;

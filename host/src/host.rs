@@ -13,6 +13,7 @@
 
 mod guard;
 mod lockfile;
+mod repin;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -25,7 +26,7 @@ use lockfile::LockState;
 use crate::config::{Config, ConfigError};
 use crate::invoke::{CallOutcome, Invoker, ToolCall};
 use crate::journal::Journal;
-use crate::mcp::{Drift, Launch, McpSource, SourceLimits, State};
+use crate::mcp::{Launch, McpSource, SourceLimits, State};
 use crate::plugin::{LoadError, Plugin, PluginEngine, PluginSpec};
 use crate::registry::{LiveRegistry, RegistrationLimits, Registry, RegistryError};
 use crate::source::{CallLimits, PendingTool, ToolSource};
@@ -313,12 +314,6 @@ impl HostBuilder {
     }
 }
 
-/// What runs a server's tools.
-enum ServerSource {
-    Plugin(Arc<Guarded>),
-    Mcp(Arc<McpSource>),
-}
-
 /// How an MCP server got its tools at load.
 enum Start {
     /// From the lock, without starting it.
@@ -386,156 +381,6 @@ impl Host {
     /// per model turn (the CLI's `call` is one iteration).
     pub fn begin_iteration(&self) {
         self.state.iterations.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// Writes the lock file if pins were added (trust on first use). Never
-    /// writes with `--locked`. True if it was written.
-    pub fn save_lock(&self) -> Result<bool, HostError> {
-        let mut lock = self.state.lock.lock().unwrap_or_else(|e| e.into_inner());
-        match lock.as_mut() {
-            Some(lock) => lock.save(),
-            None => Ok(false),
-        }
-    }
-
-    /// How each server's tools differ from their pins, for every server
-    /// `filter` accepts (`<plugin>/<server>` or `<plugin>`; `None` for all).
-    /// MCP servers are listed again first (which starts those not yet
-    /// started).
-    pub async fn drift(&self, filter: Option<&str>) -> Result<Vec<(String, Drift)>, HostError> {
-        let mut out = Vec::new();
-        for (plugin, server, source) in self.servers(filter)? {
-            let key = format!("{plugin}/{server}");
-            let drift = match source {
-                ServerSource::Mcp(mcp) => {
-                    mcp.relist().await.map_err(|reason| HostError::Relist {
-                        server: key.clone(),
-                        reason,
-                    })?
-                }
-                ServerSource::Plugin(guard) => guard
-                    .watch(&server)
-                    .and_then(|w| w.read().ok().map(|w| w.drift()))
-                    .unwrap_or_default(),
-            };
-            out.push((key, drift));
-        }
-        Ok(out)
-    }
-
-    /// Registers the server(s) `filter` names again as they are now, pins
-    /// them, and (with a lock file, not `--locked`) writes the lock: what
-    /// makes a changed tool callable again. Returns how many tools each
-    /// server now has.
-    pub async fn reregister(
-        &self,
-        filter: Option<&str>,
-    ) -> Result<Vec<(String, usize)>, HostError> {
-        if self
-            .state
-            .lock
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .is_some_and(|l| l.locked)
-        {
-            return Err(HostError::Locked {
-                plugin: None,
-                message: "pins are never updated under --locked".to_owned(),
-            });
-        }
-        let mut done = Vec::new();
-        for (plugin, server, source) in self.servers(filter)? {
-            let key = format!("{plugin}/{server}");
-            let current = match &source {
-                ServerSource::Mcp(mcp) => {
-                    mcp.relist().await.map_err(|reason| HostError::Relist {
-                        server: key.clone(),
-                        reason,
-                    })?;
-                    mcp.listed().unwrap_or_default()
-                }
-                ServerSource::Plugin(guard) => guard
-                    .watch(&server)
-                    .and_then(|w| w.read().ok().and_then(|w| w.listed().map(<[_]>::to_vec)))
-                    .unwrap_or_default(),
-            };
-            let limits = self.state.limits.get(&plugin).copied().unwrap_or_default();
-            let pending = current
-                .iter()
-                .map(|definition| PendingTool {
-                    server: server.clone(),
-                    definition: definition.clone(),
-                })
-                .collect();
-            let count = self
-                .live_registry()
-                .replace_server(&plugin, &server, pending, &limits)
-                .map_err(|source| HostError::Registry {
-                    plugin: plugin.clone(),
-                    source,
-                })?;
-            match &source {
-                ServerSource::Mcp(mcp) => mcp.pin(current.clone()),
-                ServerSource::Plugin(guard) => {
-                    if let Some(watch) = guard.watch(&server)
-                        && let Ok(mut watch) = watch.write()
-                    {
-                        watch.pin(current.clone());
-                    }
-                }
-            }
-            if let Some(lock) = self
-                .state
-                .lock
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_mut()
-            {
-                lock.set_server(&plugin, &server, &current);
-            }
-            done.push((key, count));
-        }
-        self.save_lock()?;
-        Ok(done)
-    }
-
-    /// The servers `filter` names, with what runs them.
-    fn servers(
-        &self,
-        filter: Option<&str>,
-    ) -> Result<Vec<(String, String, ServerSource)>, HostError> {
-        let mut all = Vec::new();
-        for (plugin, guard) in &self.state.guards {
-            for (server, _) in guard.servers() {
-                all.push((
-                    plugin.clone(),
-                    server.to_owned(),
-                    ServerSource::Plugin(guard.clone()),
-                ));
-            }
-        }
-        for ((plugin, server), mcp) in &self.state.mcp {
-            all.push((
-                plugin.clone(),
-                server.clone(),
-                ServerSource::Mcp(mcp.clone()),
-            ));
-        }
-        all.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
-        let Some(filter) = filter else {
-            return Ok(all);
-        };
-        let chosen: Vec<_> = all
-            .into_iter()
-            .filter(|(plugin, server, _)| {
-                filter == plugin || filter == format!("{plugin}/{server}")
-            })
-            .collect();
-        if chosen.is_empty() {
-            return Err(HostError::UnknownServer(filter.to_owned()));
-        }
-        Ok(chosen)
     }
 
     /// Runs one validated call.

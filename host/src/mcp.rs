@@ -19,6 +19,7 @@
 mod bounded;
 mod child;
 mod client;
+mod connect;
 pub mod convert;
 pub mod declaration;
 pub mod import;

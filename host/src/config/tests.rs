@@ -1,6 +1,8 @@
 //! Unit tests of the config parser.
 
 use super::*;
+use crate::grant::NetGrant;
+use crate::plugin::{DirMode, Grants};
 
 fn parse(text: &str) -> Result<Config, ConfigError> {
     Config::parse(Path::new("/tmp/tiny-harness.toml"), text)

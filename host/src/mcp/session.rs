@@ -15,37 +15,28 @@
 //!   first closes its stdin and gives it [`super::child::SHUTDOWN_GRACE`].
 
 use std::any::Any;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientRequest, ListToolsRequest,
-    PaginatedRequestParams, ProtocolVersion, ServerNotification, ServerResult, SubscriptionFilter,
-};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ProtocolVersion};
+use rmcp::service::{Peer, RoleClient};
 use serde_json::Value;
 
 use crate::registry::RegistrationLimits;
 use crate::source::{CallFuture, CallLimits, ToolSource};
 use crate::tool::{CallError, ResultBudget, ToolDefinition, ToolResult};
 
-use super::bounded::BoundedLines;
-use super::child::Child;
 use super::client::{Handler, Shared};
+use super::connect::{self, Connection, close, list_pages, listen};
 use super::convert::{self, Listing, Skipped};
-use super::launch::{Launch, Target};
+use super::launch::Launch;
 use super::watch::{Drift, Watch};
 
 /// Attempts of one idempotent call, the first included.
 pub const MAX_ATTEMPTS: u32 = 3;
 
-/// Pages of `tools/list` followed before a listing is refused.
-pub const MAX_PAGES: usize = 1000;
+pub use super::connect::MAX_PAGES;
 
 /// How a source's session stands, for people.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,17 +98,6 @@ pub struct SourceLimits {
     pub result_parts: usize,
     /// What one listing may register.
     pub registration: RegistrationLimits,
-}
-
-struct Connection {
-    service: RunningService<RoleClient, Handler>,
-    child: Option<Child>,
-    /// The `subscriptions/listen` stream of a 2026-07-28 session.
-    listener: Option<tokio::task::JoinHandle<()>>,
-    /// Set when the server sent a message over the size limit.
-    oversized: Arc<std::sync::atomic::AtomicBool>,
-    /// Which connection of the source this is (1, 2, ...).
-    generation: u64,
 }
 
 /// An MCP server reached for a plugin: a [`ToolSource`].
@@ -380,14 +360,23 @@ impl McpSource {
             .launch
             .as_ref()
             .ok_or_else(|| CallError::Unavailable(self.status().state.to_string()))?;
-        let opened = tokio::time::timeout(launch.timeout, self.connect(launch))
-            .await
-            .unwrap_or_else(|_| {
-                Err(format!(
-                    "it did not finish starting within {} ms",
-                    launch.timeout.as_millis()
-                ))
-            });
+        let opened = tokio::time::timeout(
+            launch.timeout,
+            connect::connect(
+                launch,
+                self.handler(launch),
+                &self.limits,
+                &self.server,
+                &self.generations,
+            ),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            Err(format!(
+                "it did not finish starting within {} ms",
+                launch.timeout.as_millis()
+            ))
+        });
         match opened {
             Ok(open) => {
                 let peer = open.service.peer().clone();
@@ -418,97 +407,12 @@ impl McpSource {
         }
     }
 
-    async fn connect(&self, launch: &Launch) -> Result<Connection, String> {
-        let handler = Handler {
+    fn handler(&self, launch: &Launch) -> Handler {
+        Handler {
             server: format!("{}/{}", self.plugin, self.server).into(),
             shared: self.shared.clone(),
             protocol: ProtocolVersion::LATEST_WITH_INITIALIZE,
             roots: launch.roots.clone().into(),
-        };
-        let lifecycle = ClientLifecycleMode::Auto {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
-        };
-        // Room for the largest result or listing the limits allow, and
-        // never less than rmcp's own default.
-        let message_limit = (self
-            .limits
-            .result_bytes
-            .max(self.limits.registration.total_bytes))
-        .saturating_mul(2)
-        .max(rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH);
-        match &launch.target {
-            Target::Process(process) => {
-                let (mut child, stdout, stdin) = Child::spawn(process, &self.server)
-                    .map_err(|e| format!("cannot start {}: {e}", process.program.display()))?;
-                let oversized = Arc::new(std::sync::atomic::AtomicBool::new(false));
-                let stdout = BoundedLines::new(stdout, message_limit, oversized.clone());
-                let transport =
-                    AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(message_limit);
-                match handler.serve_with_lifecycle(transport, lifecycle).await {
-                    Ok(service) => Ok(Connection {
-                        service,
-                        child: Some(child),
-                        listener: None,
-                        oversized,
-                        generation: self.generations.fetch_add(1, Ordering::SeqCst) + 1,
-                    }),
-                    Err(e) => {
-                        // Let the exit and its last words arrive.
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        let exited = child
-                            .exit_status()
-                            .map(|s| format!(" (the program exited: {s})"))
-                            .unwrap_or_default();
-                        let said = child
-                            .stderr_tail()
-                            .map(|l| format!("; its last words: {l}"))
-                            .unwrap_or_default();
-                        Err(format!(
-                            "it did not start an MCP session: {}{exited}{said}",
-                            crate::display::one_line(&e.to_string())
-                        ))
-                    }
-                }
-            }
-            Target::Http(endpoint) => {
-                let mut headers = HashMap::new();
-                for (name, value) in &endpoint.headers {
-                    let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-                        .map_err(|_| format!("{name:?} is not an HTTP header name"))?;
-                    let mut value = reqwest::header::HeaderValue::from_str(value)
-                        .map_err(|_| format!("the value of header {name} is not valid"))?;
-                    value.set_sensitive(true);
-                    headers.insert(name, value);
-                }
-                // Redirects are not followed: a redirect could lead to a
-                // host the grants do not allow.
-                let client = reqwest::Client::builder()
-                    .redirect(reqwest::redirect::Policy::none())
-                    .build()
-                    .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
-                let config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
-                    .custom_headers(headers)
-                    .max_json_response_size(message_limit)
-                    .max_sse_event_size(message_limit);
-                let transport = StreamableHttpClientTransport::with_client(client, config);
-                let service = handler
-                    .serve_with_lifecycle(transport, lifecycle)
-                    .await
-                    .map_err(|e| {
-                        format!(
-                            "it did not start an MCP session: {}",
-                            crate::display::one_line(&e.to_string())
-                        )
-                    })?;
-                Ok(Connection {
-                    service,
-                    child: None,
-                    listener: None,
-                    oversized: Arc::default(),
-                    generation: self.generations.fetch_add(1, Ordering::SeqCst) + 1,
-                })
-            }
         }
     }
 
@@ -598,92 +502,6 @@ impl McpSource {
         } else {
             false
         }
-    }
-}
-
-/// On a 2026-07-28 session, change notifications come only on a
-/// `subscriptions/listen` stream: open one for `tools/list_changed` and
-/// mark the source stale at each. Ends with the session (or at once, for a
-/// server that does not offer it).
-async fn listen(peer: Peer<RoleClient>, shared: Arc<Shared>) {
-    let filter = SubscriptionFilter::builder().tools_list_changed().build();
-    let Ok(mut subscription) = peer.listen(filter).await else {
-        return;
-    };
-    while let Ok(Some(notification)) = subscription.next().await {
-        if matches!(
-            notification,
-            ServerNotification::ToolListChangedNotification(_)
-        ) {
-            shared.stale.store(true, Ordering::SeqCst);
-        }
-    }
-}
-
-/// Every page of `tools/list`, as JSON, fresh from the server (never from
-/// a cache), at most [`MAX_PAGES`] of them.
-async fn list_pages(peer: &Peer<RoleClient>, max_tools: usize) -> Result<Vec<Value>, String> {
-    let mut tools = Vec::new();
-    let mut cursor = None;
-    for _ in 0..MAX_PAGES {
-        let request = ListToolsRequest {
-            method: Default::default(),
-            params: Some(PaginatedRequestParams::default().with_cursor(cursor)),
-            extensions: Default::default(),
-        };
-        let result = peer
-            .send_request(ClientRequest::ListToolsRequest(request))
-            .await
-            .map_err(|e| {
-                format!(
-                    "tools/list failed: {}",
-                    crate::display::one_line(&e.to_string())
-                )
-            })?;
-        let page = match result {
-            ServerResult::ListToolsResult(page) => {
-                serde_json::to_value(page).map_err(|e| e.to_string())?
-            }
-            ServerResult::CustomResult(custom) => custom.0,
-            _ => return Err("tools/list returned something else than a list of tools".to_owned()),
-        };
-        let Value::Object(mut page) = page else {
-            return Err("tools/list returned something else than an object".to_owned());
-        };
-        match page.remove("tools") {
-            Some(Value::Array(listed)) => tools.extend(listed),
-            _ => return Err("tools/list returned no list of tools".to_owned()),
-        }
-        if tools.len() > max_tools {
-            // No need to read further pages: the listing is refused.
-            return Err(format!(
-                "it lists more than the {max_tools} tools allowed (raise limits.tools)"
-            ));
-        }
-        cursor = match page.remove("nextCursor") {
-            Some(Value::String(next)) => Some(next),
-            _ => return Ok(tools),
-        };
-    }
-    Err(format!(
-        "tools/list went on for more than {MAX_PAGES} pages"
-    ))
-}
-
-async fn close(connection: Connection) {
-    let Connection {
-        service,
-        child,
-        listener,
-        ..
-    } = connection;
-    if let Some(listener) = listener {
-        listener.abort();
-    }
-    // Cancelling the service drops the transport, which closes stdin.
-    let _ = tokio::time::timeout(super::child::SHUTDOWN_GRACE, service.cancel()).await;
-    if let Some(child) = child {
-        child.shutdown().await;
     }
 }
 

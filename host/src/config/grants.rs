@@ -1,0 +1,146 @@
+//! The `grants` table of a plugin: directories, environment variables,
+//! programs and network destinations, each checked on its own.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::grant::{ExecGrant, NetGrant};
+use crate::plugin::{DirGrant, DirMode, Grants};
+
+use super::{Checker, ConfigError};
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawGrants {
+    #[serde(default)]
+    pub(super) dirs: Vec<RawDir>,
+    #[serde(default)]
+    pub(super) env: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(super) exec: Vec<RawExec>,
+    #[serde(default)]
+    pub(super) net: Vec<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawExec {
+    pub(super) program: Spanned<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawDir {
+    pub(super) host: Spanned<String>,
+    pub(super) guest: Spanned<String>,
+    #[serde(default)]
+    pub(super) mode: RawMode,
+}
+
+#[derive(Deserialize, Default, Clone, Copy)]
+#[serde(rename_all = "kebab-case")]
+pub(super) enum RawMode {
+    #[default]
+    ReadOnly,
+    ReadWrite,
+}
+
+impl Checker<'_> {
+    pub(super) fn grants(
+        &self,
+        base: &Path,
+        key: &str,
+        raw: RawGrants,
+    ) -> Result<Grants, ConfigError> {
+        let mut dirs = Vec::new();
+        let mut guests = BTreeSet::new();
+        for dir in raw.dirs {
+            let guest = dir.guest.get_ref();
+            if !guest.starts_with('/') || guest.split('/').any(|s| s == ".." || s == ".") {
+                return Err(self.at(&dir.guest, format!("{key}.dirs.guest: {guest:?} must be an absolute guest path without . or .. (for example \"/workspace\")")));
+            }
+            if !guests.insert(guest.clone()) {
+                return Err(self.at(
+                    &dir.guest,
+                    format!("{key}.dirs.guest: {guest:?} is granted twice"),
+                ));
+            }
+            let host = base.join(dir.host.get_ref());
+            if !host.is_dir() {
+                return Err(self.at(
+                    &dir.host,
+                    format!("{key}.dirs.host: {} is not a directory", host.display()),
+                ));
+            }
+            // The grant is the directory as resolved now (symlinks and `..`
+            // followed once, here), shown and opened by its real path.
+            let host = host.canonicalize().map_err(|e| {
+                self.at(
+                    &dir.host,
+                    format!("{key}.dirs.host: cannot resolve {}: {e}", host.display()),
+                )
+            })?;
+            dirs.push(DirGrant {
+                host,
+                guest: guest.clone(),
+                mode: match dir.mode {
+                    RawMode::ReadOnly => DirMode::ReadOnly,
+                    RawMode::ReadWrite => DirMode::ReadWrite,
+                },
+            });
+        }
+        let mut env = Vec::new();
+        for name in raw.env {
+            let n = name.get_ref();
+            if n.is_empty() || n.contains('=') || n.contains('\0') {
+                return Err(self.at(
+                    &name,
+                    format!("{key}.env: {n:?} is not an environment variable name"),
+                ));
+            }
+            env.push(n.clone());
+        }
+        let path = std::env::var_os("PATH");
+        let mut exec: Vec<ExecGrant> = Vec::new();
+        for raw in raw.exec {
+            let program = ExecGrant::resolve(raw.program.get_ref(), base, path.as_deref())
+                .map_err(|e| self.at(&raw.program, format!("{key}.exec: {e}")))?;
+            if let Some(twin) = exec.iter().find(|g| g.canonical() == program.canonical()) {
+                return Err(self.at(
+                    &raw.program,
+                    format!(
+                        "{key}.exec: program {:?} is granted twice (as {:?}): grant it once",
+                        program.written(),
+                        twin.written(),
+                    ),
+                ));
+            }
+            exec.push(program);
+        }
+        let mut net: Vec<NetGrant> = Vec::new();
+        for raw in raw.net {
+            let grant = NetGrant::parse(raw.get_ref())
+                .map_err(|e| self.at(&raw, format!("{key}.net: {e}")))?;
+            if let Some(twin) = net.iter().find(|g| g.same_destination(&grant)) {
+                return Err(self.at(
+                    &raw,
+                    format!(
+                        "{key}.net: {:?} is granted twice (as {:?}): grant it once",
+                        grant.as_str(),
+                        twin.as_str()
+                    ),
+                ));
+            }
+            net.push(grant);
+        }
+        Ok(Grants {
+            dirs,
+            env,
+            exec,
+            net,
+        })
+    }
+}
