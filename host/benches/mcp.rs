@@ -13,8 +13,9 @@
 //!   per call: start the program, initialise, call, close.
 //! - `iteration_relist`: `begin_iteration` then a call (so a `tools/list`
 //!   of the whole server first), against `host_invoke_render`.
-//! - `host_start_10_locked`: a host whose 10 servers are all in the lock:
-//!   the registry is ready and no program has started.
+//! - `host_start_10_locked`: a host whose 10 servers are all in the lock,
+//!   started as the CLI starts (a fresh engine over the compile cache):
+//!   the registry is ready and no program has started (asserted).
 //!
 //! Run: `cargo bench -p tiny-harness-host --bench mcp`.
 
@@ -28,7 +29,8 @@ use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningSe
 use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::json;
 use tiny_harness_host::grant::ExecGrant;
-use tiny_harness_host::{Host, HostBuilder, PluginSpec, ToolCall};
+use tiny_harness_host::mcp::State;
+use tiny_harness_host::{CompileCache, Host, HostBuilder, PluginEngine, PluginSpec, ToolCall};
 
 #[path = "../../tests/all/common/npm.rs"]
 mod npm;
@@ -58,7 +60,10 @@ fn spec(servers: usize) -> PluginSpec {
 }
 
 async fn start_host(servers: usize, lock: Option<&Path>) -> Host {
-    let mut builder = HostBuilder::new().expect("engine");
+    start_host_with(HostBuilder::new().expect("engine"), servers, lock).await
+}
+
+async fn start_host_with(mut builder: HostBuilder, servers: usize, lock: Option<&Path>) -> Host {
     if let Some(lock) = lock {
         builder.lock_file(lock.to_owned(), false).expect("lock");
     }
@@ -182,10 +187,24 @@ fn mcp(c: &mut Criterion) {
     assert!(first.save_lock().unwrap());
     runtime.block_on(first.shutdown());
     drop(first);
+    // As the CLI starts: a fresh engine over the compile cache, so the
+    // plugin's machine code is loaded, not compiled.
+    let cache = tempfile::tempdir().unwrap();
+    let engine = || {
+        let cache = CompileCache::new(cache.path().to_owned());
+        HostBuilder::with_engine(PluginEngine::with_compile_cache(Some(cache)).expect("engine"))
+    };
+    runtime.block_on(start_host_with(engine(), 10, Some(&lock)));
     slow.bench_function("host_start_10_locked", |b| {
         b.to_async(&runtime).iter(|| async {
-            let host = start_host(10, Some(&lock)).await;
+            let host = start_host_with(engine(), 10, Some(&lock)).await;
             assert_eq!(host.registry().len(), 130, "every tool, from the lock");
+            assert!(
+                host.mcp_sources()
+                    .iter()
+                    .all(|(_, s)| s.status().state == State::NotStarted),
+                "a locked server was started"
+            );
             host
         });
     });
@@ -196,7 +215,9 @@ fn mcp(c: &mut Criterion) {
             .map(|d| d.as_secs_f64() * 1e6)
             .collect(),
     );
-    eprintln!("session_per_call median {persistent:.0} µs per call");
+    if persistent.is_finite() {
+        eprintln!("session_per_call median {persistent:.0} µs per call");
+    }
     runtime.block_on(host.shutdown());
 }
 
@@ -207,6 +228,9 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 /// Prints the medians of the paired samples and of their ratios.
 fn report_pairs(first: &str, second: &str, samples: &[(Duration, Duration)]) {
+    if samples.is_empty() {
+        return;
+    }
     let micros = |d: Duration| d.as_secs_f64() * 1e6;
     let a = median(samples.iter().map(|s| micros(s.0)).collect());
     let b = median(samples.iter().map(|s| micros(s.1)).collect());

@@ -145,8 +145,9 @@ pub struct RegisteredTool {
     pub output_schema: Option<CompiledSchema>,
     /// Where it runs.
     pub source: Arc<dyn ToolSource>,
-    /// The sha256 of the whole definition's canonical JSON
-    /// ([`ToolDefinition::to_json`]).
+    /// The definition's pin hash ([`crate::pin::definition_hash`]: its
+    /// schemas, title, description and annotations, as `tiny-harness.lock`
+    /// records it), which the call journal records for every call.
     pub definition_hash: SchemaHash,
 }
 
@@ -410,7 +411,8 @@ impl Registry {
                 .as_ref()
                 .map(|schema| compile(&mut meter, "output", schema))
                 .transpose()?;
-            let definition_hash = SchemaHash::of(&pending.definition.to_json());
+            let definition_hash =
+                SchemaHash::from_digest(crate::pin::definition_hash(&pending.definition));
             let entry = RegisteredTool {
                 definition_hash,
                 name: tool_name,

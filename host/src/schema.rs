@@ -79,6 +79,12 @@ impl SchemaHash {
         SchemaHash(hex::encode(Sha256::digest(canonical.as_bytes())))
     }
 
+    /// A digest computed elsewhere (64 lowercase hex digits), such as a
+    /// definition's pin hash.
+    pub(crate) fn from_digest(hex: String) -> Self {
+        SchemaHash(hex)
+    }
+
     /// The hex digest.
     pub fn as_str(&self) -> &str {
         &self.0

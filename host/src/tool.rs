@@ -47,22 +47,6 @@ pub struct ToolDefinition {
     pub annotations: Annotations,
 }
 
-impl ToolDefinition {
-    /// The whole definition as one JSON document: what a definition hash
-    /// (for pins and the call journal) covers. A changed description or
-    /// annotation changes it as surely as a changed schema.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "name": self.name,
-            "title": self.title,
-            "description": self.description,
-            "input_schema": self.input_schema,
-            "output_schema": self.output_schema,
-            "annotations": self.annotations,
-        })
-    }
-}
-
 /// One part of a tool's result. Untrusted: render it with [`crate::render`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
