@@ -354,3 +354,37 @@ async fn roots_are_the_declared_granted_directories_and_none_by_default() {
     };
     assert!(why.contains("dirs = [{ host ="), "{why}");
 }
+
+#[tokio::test]
+async fn each_server_everything_tool_is_retried_exactly_when_its_hints_allow() {
+    // server-everything 2026.8.31's own hints: (tool, readOnlyHint,
+    // idempotentHint). A tool is idempotent iff either is true.
+    let hints = [
+        ("echo", true, true),
+        ("get-annotated-message", true, true),
+        ("get-env", true, true),
+        ("get-resource-links", true, true),
+        ("get-resource-reference", true, true),
+        ("get-structured-content", true, true),
+        ("get-sum", true, true),
+        ("get-tiny-image", true, true),
+        ("gzip-file-as-resource", false, true),
+        ("toggle-simulated-logging", false, false),
+        ("toggle-subscriber-updates", false, false),
+        ("trigger-long-running-operation", true, true),
+        ("simulate-research-query", false, false),
+    ];
+    let host = host_of(everything(&marker("hints"))).await;
+    let registry = host.registry();
+    for (tool, read_only, idempotent) in hints {
+        let entry = registry
+            .get(&format!("mcp/everything.{tool}"))
+            .unwrap_or_else(|| panic!("{tool} is registered"));
+        let annotations = entry.definition.annotations;
+        assert_eq!(annotations.read_only, read_only, "{tool}");
+        assert_eq!(annotations.idempotent, idempotent, "{tool}");
+        assert_eq!(annotations.retry_safe(), read_only || idempotent, "{tool}");
+    }
+    drop(registry);
+    host.shutdown().await;
+}
