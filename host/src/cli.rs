@@ -15,6 +15,7 @@
 
 mod pins;
 mod plugins;
+mod replay;
 
 use std::fmt::Write as _;
 use std::io::{Read as _, Write as _};
@@ -110,6 +111,21 @@ enum Command {
         #[arg(long, default_value = "cli-1")]
         id: String,
         /// Print the outcome as JSON (result or error, and the rendered block).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run what a model asked for: the tool calls of a recorded provider response (one JSON
+    /// document, or JSON Lines of turns), one loop iteration per turn, through the registry and
+    /// the sandbox. Prints each call's result block, or with --json the provider-format
+    /// tool-result messages of each turn.
+    Replay {
+        /// The recorded response(s).
+        file: PathBuf,
+        /// The provider whose format they are in (openai-chat, openai-responses, anthropic,
+        /// gemini, bedrock, mcp).
+        #[arg(long, value_name = "P")]
+        provider: Provider,
+        /// Print, per turn, the calls and the provider's tool-result messages as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -321,6 +337,11 @@ async fn command(
             plugins::print_plugins(&host, json)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Replay {
+            file,
+            provider,
+            json,
+        } => replay::replay(&host, &file, provider, json).await,
         Command::Pins {
             action: PinsAction::Diff { server },
         } => pins::diff(&host, server.as_deref()).await,

@@ -14,6 +14,9 @@
 mod guard;
 mod lockfile;
 mod repin;
+mod turn;
+
+pub use turn::{MAX_CALLS_PER_TURN, MAX_CONCURRENT_CALLS, Turn, TurnError};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

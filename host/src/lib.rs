@@ -70,7 +70,7 @@ pub mod wire;
 
 pub use config::{Config, ConfigError};
 pub use file::FileError;
-pub use host::{Host, HostBuilder, HostError};
+pub use host::{Host, HostBuilder, HostError, Turn, TurnError};
 pub use invoke::{CallOutcome, Invoker, ToolCall};
 pub use journal::Journal;
 pub use plugin::{

@@ -10,6 +10,7 @@ mod mcp;
 mod npm;
 mod pins;
 mod providers;
+mod replay;
 mod untrusted;
 
 use std::io::Write as _;

@@ -1,0 +1,139 @@
+//! One turn of the tool loop, as a harness host runs it against a
+//! provider: the calls of one model response decoded with the request's
+//! codec, run concurrently through the validating invoker, and the
+//! provider's tool-result message(s) built from their outcomes.
+//!
+//! Invariants:
+//! - Every call the response holds gets exactly one result, in the
+//!   response's order: a refused call (a name not offered, arguments that
+//!   are not JSON) gets its error result and runs nothing.
+//! - What one response can make the host do is bounded: at most
+//!   [`MAX_CALLS_PER_TURN`] calls, at most [`MAX_CONCURRENT_CALLS`] of them
+//!   at once.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::invoke::CallOutcome;
+use crate::provider::{DecodedCall, EncodedRequest, Provider, ProviderError};
+
+use super::Host;
+
+/// Most tool calls one response may hold (providers send a handful; the
+/// largest parallel batches seen are about a hundred).
+pub const MAX_CALLS_PER_TURN: usize = 1024;
+
+/// Most calls of one turn that run at once.
+pub const MAX_CONCURRENT_CALLS: usize = 16;
+
+/// What one turn did.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Turn {
+    /// The calls, decoded, in the response's order.
+    pub calls: Vec<DecodedCall>,
+    /// Each call's outcome, in the same order.
+    pub outcomes: Vec<CallOutcome>,
+    /// The provider's tool-result message(s) to append to the conversation.
+    pub results: Vec<Value>,
+}
+
+impl Turn {
+    /// True when any call's outcome is an error.
+    pub fn any_error(&self) -> bool {
+        self.outcomes.iter().any(CallOutcome::is_error)
+    }
+}
+
+/// Why a response's calls were not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TurnError {
+    /// The response does not have the provider's shape.
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    /// The response holds more calls than one turn may run.
+    #[error(
+        "the response holds {count} tool calls, more than the {MAX_CALLS_PER_TURN} one turn may run"
+    )]
+    TooManyCalls {
+        /// How many it holds.
+        count: usize,
+    },
+}
+
+impl Host {
+    /// The tools offered for `provider` in this iteration: every registered
+    /// tool, encoded, with the request's wire-name codec. Send
+    /// `request.tools` with the request and keep `request` for
+    /// [`Host::run_calls`].
+    pub fn offer(&self, provider: Provider) -> EncodedRequest {
+        provider.encode_registry(&self.registry())
+    }
+
+    /// Runs the tool calls of `response`, the provider's reply to
+    /// `request`, in the current iteration (call [`Host::begin_iteration`]
+    /// first, once per turn), at most [`MAX_CONCURRENT_CALLS`] at once.
+    pub async fn run_calls(
+        &self,
+        request: &EncodedRequest,
+        response: &Value,
+    ) -> Result<Turn, TurnError> {
+        let calls = request.provider.decode_calls(&request.codec, response)?;
+        if calls.len() > MAX_CALLS_PER_TURN {
+            return Err(TurnError::TooManyCalls { count: calls.len() });
+        }
+        let permits = Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_CALLS));
+        let mut running = tokio::task::JoinSet::new();
+        for (index, decoded) in calls.iter().enumerate() {
+            if let Some(refused) = decoded.refusal_outcome() {
+                running.spawn(async move { (index, refused) });
+                continue;
+            }
+            let Ok(call) = decoded.call.clone() else {
+                continue;
+            };
+            let (host, permits) = (self.clone(), permits.clone());
+            let wire_name = decoded.wire_name.clone();
+            running.spawn(async move {
+                let _permit = permits.acquire_owned().await;
+                (index, host.invoke_as(&call, Some(&wire_name)).await)
+            });
+        }
+        let mut outcomes: Vec<Option<CallOutcome>> = vec![None; calls.len()];
+        // A call's task cannot panic by design; if one ever did, its slot
+        // stays empty and gets an error result below rather than none.
+        while let Some(joined) = running.join_next().await {
+            if let Ok((index, outcome)) = joined {
+                outcomes[index] = Some(outcome);
+            }
+        }
+        let outcomes: Vec<CallOutcome> = outcomes
+            .into_iter()
+            .zip(&calls)
+            .map(|(outcome, decoded)| {
+                outcome.unwrap_or_else(|| {
+                    CallOutcome::new(
+                        decoded.id.clone(),
+                        decoded.wire_name.clone(),
+                        Err(crate::tool::CallError::Failed(
+                            "the call stopped unexpectedly".to_owned(),
+                        )),
+                    )
+                })
+            })
+            .collect();
+        let replies: Vec<_> = calls
+            .iter()
+            .zip(&outcomes)
+            .map(|(decoded, outcome)| decoded.reply(outcome))
+            .collect();
+        let results = request.provider.format_results(&replies);
+        Ok(Turn {
+            calls,
+            outcomes,
+            results,
+        })
+    }
+}
