@@ -5,6 +5,7 @@
 //! [plugins.fs]                       # the name is the first part of every tool name
 //! path = "target/wasm-plugins/wasm32-wasip2/release/fs.wasm"
 //! sha256 = "…"                       # optional pin: a different file is refused
+//! confinement = "landlock"           # programs it starts: "landlock" (default) or "none"
 //!
 //! [plugins.fs.limits]                # every key optional; see docs/security.md
 //! memory_mib = 64                    # all linear memories together; default 64
@@ -27,7 +28,9 @@
 //! dirs = [{ host = ".", guest = "/workspace", mode = "read-only" }]
 //! exec = [{ program = "node" }]      # programs the host may start for it: a bare
 //!                                    #   name is looked up on PATH at load, a path
-//!                                    #   is relative to this file
+//!                                    #   is relative to this file; `read` adds
+//!                                    #   paths it may read when confined:
+//!                                    #   { program = "node", read = ["node_modules"] }
 //! net = ["http://127.0.0.1:*"]       # scheme://host:port it may reach; `*` for any
 //!                                    #   port, `*.example.com` for subdomains
 //!
@@ -92,6 +95,7 @@ struct RawConfig {
 struct RawPlugin {
     path: Spanned<String>,
     sha256: Option<Spanned<String>>,
+    confinement: Option<Spanned<String>>,
     #[serde(default)]
     limits: RawLimits,
     #[serde(default)]
@@ -270,7 +274,22 @@ impl Checker<'_> {
 
         let limits = self.limits(&raw.limits, &key)?;
 
-        let grants = self.grants(base, &key("grants"), raw.grants)?;
+        let mut grants = self.grants(base, &key("grants"), raw.grants)?;
+        if let Some(mode) = &raw.confinement {
+            grants.confinement = match mode.get_ref().as_str() {
+                "landlock" => crate::confine::Mode::Landlock,
+                "none" => crate::confine::Mode::None,
+                other => {
+                    return Err(self.at(
+                        mode,
+                        format!(
+                            "{}: {other:?} is not a confinement: use \"landlock\" (the default) or \"none\"",
+                            key("confinement")
+                        ),
+                    ));
+                }
+            };
+        }
         let config = match raw.config {
             None => serde_json::Value::Object(Default::default()),
             Some(table) => toml_to_json(toml::Value::Table(table)),

@@ -51,6 +51,7 @@
 //! refusal is a typed error on one line. `docs/security.md` lists them.
 
 pub mod config;
+pub mod confine;
 pub mod display;
 pub mod file;
 pub mod grant;

@@ -388,3 +388,40 @@ async fn each_server_everything_tool_is_retried_exactly_when_its_hints_allow() {
     drop(registry);
     host.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_stdio_server_runs_confined_to_the_plugins_grants() {
+    let secret = tempfile::tempdir().unwrap();
+    let canary = secret.path().join("canary");
+    std::fs::write(&canary, "the-canary-secret").unwrap();
+    // A "server" that tries to read the canary and says what it got.
+    let reader = |marker: &str| {
+        json!({
+            "command": "sh",
+            "args": ["-c", format!("cat {} >&2; exit 3", canary.display())],
+            "env": { "TINY_HARNESS_TEST_MARKER": marker },
+        })
+    };
+    let mut spec = mcp_plugin(json!({ "reader": reader(&marker("confined")) }));
+    spec.grants.exec.push(exec("sh"));
+    let host = host_of(spec).await;
+    let State::Failed(why) = status(&host, "reader").state else {
+        panic!("not an MCP server")
+    };
+    assert!(
+        !why.contains("the-canary-secret"),
+        "a confined program read the canary: {why}"
+    );
+    assert!(why.contains("Permission denied"), "{why}");
+
+    // Unconfined (only when a config says so), the same program reads it:
+    // the assertion above can fail.
+    let mut spec = mcp_plugin(json!({ "reader": reader(&marker("unconfined")) }));
+    spec.grants.exec.push(exec("sh"));
+    spec.grants.confinement = tiny_harness_host::confine::Mode::None;
+    let host = host_of(spec).await;
+    let State::Failed(why) = status(&host, "reader").state else {
+        panic!("not an MCP server")
+    };
+    assert!(why.contains("the-canary-secret"), "{why}");
+}

@@ -38,6 +38,20 @@ fn describe_grants(grants: &Grants) -> String {
         let net: Vec<&str> = grants.net.iter().map(|g| g.as_str()).collect();
         parts.push(format!("net: {}", net.join(", ")));
     }
+    if !grants.exec.is_empty() {
+        // What holds the programs it may start (see `confine`).
+        parts.push(format!(
+            "programs confined by: {}",
+            match grants.confinement {
+                tiny_harness_host::confine::Mode::Landlock => format!(
+                    "landlock (ABI {}), no_new_privs, rlimits",
+                    tiny_harness_host::confine::landlock_abi()
+                ),
+                tiny_harness_host::confine::Mode::None => "nothing (confinement = \"none\")".into(),
+                _ => "unknown".into(),
+            }
+        ));
+    }
     if parts.is_empty() {
         "nothing".into()
     } else {
@@ -93,6 +107,7 @@ pub(super) fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
                         })).collect::<Vec<_>>(),
                         "net": grants.net.iter().map(|g| g.as_str()).collect::<Vec<_>>(),
                     },
+                    "confinement": grants.confinement.to_string(),
                     "mcp_sources": sources_of(name).iter().map(|s| source_json(s)).collect::<Vec<_>>(),
                     "limits": {
                         "memory_mib": limits.memory_bytes >> 20,

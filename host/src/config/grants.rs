@@ -29,6 +29,8 @@ pub(super) struct RawGrants {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawExec {
     pub(super) program: Spanned<String>,
+    #[serde(default)]
+    pub(super) read: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -118,7 +120,18 @@ impl Checker<'_> {
                     ),
                 ));
             }
-            exec.push(program);
+            let mut read = Vec::new();
+            for path in &raw.read {
+                let full = base.join(path.get_ref());
+                let real = full.canonicalize().map_err(|e| {
+                    self.at(
+                        path,
+                        format!("{key}.exec.read: cannot resolve {}: {e}", full.display()),
+                    )
+                })?;
+                read.push(real);
+            }
+            exec.push(program.with_read(read));
         }
         let mut net: Vec<NetGrant> = Vec::new();
         for raw in raw.net {
@@ -141,6 +154,7 @@ impl Checker<'_> {
             env,
             exec,
             net,
+            confinement: Default::default(),
         })
     }
 }

@@ -29,6 +29,7 @@ pub struct ExecGrant {
     written: String,
     program: PathBuf,
     canonical: PathBuf,
+    read: Vec<PathBuf>,
 }
 
 impl ExecGrant {
@@ -81,6 +82,7 @@ impl ExecGrant {
             written: written.to_owned(),
             program,
             canonical,
+            read: Vec::new(),
         })
     }
 
@@ -98,6 +100,19 @@ impl ExecGrant {
     /// against.
     pub fn canonical(&self) -> &Path {
         &self.canonical
+    }
+
+    /// The grant with `paths` (absolute, resolved) also readable by the
+    /// program when it runs confined (`read = [...]` in the config): the
+    /// files it needs beyond the system set, such as its own package.
+    pub fn with_read(mut self, paths: Vec<PathBuf>) -> ExecGrant {
+        self.read = paths;
+        self
+    }
+
+    /// What the program may read besides the system set.
+    pub fn read(&self) -> &[PathBuf] {
+        &self.read
     }
 }
 

@@ -125,6 +125,14 @@ impl NetGrant {
         &self.written
     }
 
+    /// The port it allows; `None` for any (`*`).
+    pub fn port(&self) -> Option<u16> {
+        match self.port {
+            PortPattern::Any => None,
+            PortPattern::Exact(port) => Some(port),
+        }
+    }
+
     /// Whether `url` is allowed: the same scheme; the same host (a name
     /// case-insensitively, an IP literal as an address, a `*.` grant any
     /// name below it); and its port (explicit, or the scheme's default)

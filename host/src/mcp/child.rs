@@ -93,6 +93,18 @@ impl Child {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        if let Some(policy) = &process.policy {
+            let mut policy = policy.clone();
+            if let Some(dir) = &private_dir {
+                // Its private directory is its temp dir too.
+                policy.write.push(dir.path.clone());
+                command.env("TMPDIR", &dir.path);
+            }
+            let prepared = policy
+                .prepare()
+                .map_err(|e| io::Error::other(e.to_string()))?;
+            prepared.apply_to(&mut command);
+        }
         let mut child = command.spawn()?;
         let pgid = child
             .id()

@@ -56,6 +56,13 @@ pub fn import(json: &str, wasm: &str) -> Result<String, String> {
     if !out.env.is_empty() {
         text.push_str(&format!("env = [{}]\n", list(&out.env, &|e| quote(e))));
     }
+    if !out.exec.is_empty() {
+        text.push_str(
+            "# Programs run confined: they read only system paths, their own file and the\n\
+             # plugin's dirs. Add what else each needs, such as its package, with\n\
+             # exec = [{ program = \"node\", read = [\"/path/to/package\"] }].\n",
+        );
+    }
     for note in &out.notes {
         text.push_str(&format!("# {note}\n"));
     }

@@ -68,6 +68,9 @@ pub struct Process {
     pub env: Vec<(String, String)>,
     /// Its working directory; `None` for a private empty directory.
     pub cwd: Option<PathBuf>,
+    /// How the kernel confines it (the private directory is added when it
+    /// is made); `None` with `confinement = "none"`.
+    pub policy: Option<crate::confine::Policy>,
 }
 
 /// A granted endpoint with its resolved headers.
@@ -234,12 +237,60 @@ fn process(plugin: &str, stdio: &Stdio, grants: &Grants) -> Result<Process, Laun
         .as_deref()
         .map(|cwd| granted_dir(plugin, cwd, grants))
         .transpose()?;
+    let policy = match grants.confinement {
+        crate::confine::Mode::None => None,
+        crate::confine::Mode::Landlock => Some(policy(granted, grants)?),
+    };
     Ok(Process {
         command: stdio.command.clone(),
         program: granted.program().to_owned(),
         args: stdio.args.clone(),
         env,
         cwd,
+        policy,
+    })
+}
+
+/// What the program may touch under confinement: its own file, what its
+/// exec grant adds, the plugin's directories with their modes, and the
+/// network of its `net` grants. Refused where the kernel cannot confine.
+fn policy(
+    granted: &crate::grant::ExecGrant,
+    grants: &Grants,
+) -> Result<crate::confine::Policy, LaunchError> {
+    use crate::confine::{Network, Policy};
+    let abi = crate::confine::landlock_abi();
+    if abi < 4 {
+        return Err(LaunchError::Invalid(
+            crate::confine::ConfineError::Unsupported(format!("Landlock ABI {abi}, 4 needed"))
+                .to_string(),
+        ));
+    }
+    let mut read = granted.read().to_vec();
+    read.push(granted.program().to_owned());
+    read.push(granted.canonical().to_owned());
+    let mut write = Vec::new();
+    for dir in &grants.dirs {
+        match dir.mode {
+            crate::plugin::DirMode::ReadOnly => read.push(dir.host.clone()),
+            crate::plugin::DirMode::ReadWrite => write.push(dir.host.clone()),
+        }
+    }
+    let network = if grants.net.is_empty() {
+        Network::None
+    } else if grants.net.iter().any(|g| g.port().is_none()) {
+        Network::Any
+    } else {
+        let mut ports: Vec<u16> = grants.net.iter().filter_map(|g| g.port()).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        Network::Ports(ports)
+    };
+    Ok(Policy {
+        read,
+        write,
+        network,
+        ..Policy::default()
     })
 }
 

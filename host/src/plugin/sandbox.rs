@@ -66,6 +66,9 @@ pub struct Grants {
     /// calls will be, when made). The sandbox itself is unchanged: the
     /// plugin has no socket. Default: none.
     pub net: Vec<crate::grant::NetGrant>,
+    /// How the kernel confines the programs the host starts for the plugin
+    /// (see [`crate::confine`]). Default: Landlock, fail closed.
+    pub confinement: crate::confine::Mode,
 }
 
 /// How much one call may use. Non-exhaustive: start from

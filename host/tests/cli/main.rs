@@ -307,11 +307,37 @@ fn plugins_shows_exec_grants_by_absolute_path_and_net_grants_as_written() {
     let text = stdout(&output);
     let row = text.lines().nth(1).expect("one plugin row");
     assert!(
-        row.ends_with(&format!(
-            " (read-only); exec: {}; net: http://127.0.0.1:*, https://*.example.com",
+        row.contains(&format!(
+            " (read-only); exec: {}; net: http://127.0.0.1:*, https://*.example.com; ",
             sh.display()
         )),
         "{row}"
+    );
+    // The confinement in force for the programs it may start.
+    assert!(
+        row.contains("; programs confined by: landlock (ABI "),
+        "{row}"
+    );
+    let none = format!(
+        "{}
+",
+        std::fs::read_to_string(dir.path().join("granted.toml")).unwrap()
+    )
+    .replacen(
+        "[plugins.fs]\n",
+        "[plugins.fs]\nconfinement = \"none\"\n",
+        1,
+    );
+    std::fs::write(dir.path().join("unconfined.toml"), none).unwrap();
+    let output = run_in(
+        dir.path(),
+        &["--config", "unconfined.toml", "plugins"],
+        None,
+    );
+    assert!(
+        stdout(&output).contains("programs confined by: nothing (confinement = \"none\")"),
+        "{}",
+        stdout(&output)
     );
 
     let output = run_in(

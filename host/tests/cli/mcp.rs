@@ -35,10 +35,11 @@ fn config(dir: &Path, marker: &str) {
     std::fs::write(
         dir.join("mcp.toml"),
         format!(
-            "[plugins.mcp]\npath = {:?}\n\n[plugins.mcp.grants]\nexec = [{{ program = \"node\" }}]\n\n\
+            "[plugins.mcp]\npath = {:?}\n\n[plugins.mcp.grants]\nexec = [{{ program = \"node\", read = [{:?}] }}]\n\n\
              [plugins.mcp.config.mcpServers.everything]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n\
              env = {{ TINY_HARNESS_TEST_MARKER = {marker:?} }}\n",
             Path::new(env!("TINY_HARNESS_PLUGIN_DIR")).join("mcp.wasm").display().to_string(),
+            npm::servers_dir().canonicalize().unwrap().display().to_string(),
             npm::everything_js().display().to_string(),
         ),
     )

@@ -187,9 +187,11 @@ fn everything_config(dir: &Path, starts: &Path) {
     std::fs::write(
         dir.join("mcp.toml"),
         format!(
-            "[plugins.mcp]\npath = {:?}\n\n[plugins.mcp.grants]\nexec = [{{ program = \"sh\" }}]\n\n\
+            "[plugins.mcp]\npath = {:?}\n\n[plugins.mcp.grants]\nexec = [{{ program = \"sh\", read = [{:?}] }}]\n\
+             dirs = [{{ host = \".\", guest = \"/w\", mode = \"read-write\" }}]\n\n\
              [plugins.mcp.config.mcpServers.everything]\ncommand = \"sh\"\nargs = [\"-c\", {}]\n",
             Path::new(env!("TINY_HARNESS_PLUGIN_DIR")).join("mcp.wasm").display().to_string(),
+            npm::servers_dir().canonicalize().unwrap().display().to_string(),
             toml_string(&script)
         ),
     )
@@ -277,6 +279,17 @@ fn mcp_import_prints_a_block_the_host_loads() {
         block.contains(r#"exec = [{ program = "node" }]"#),
         "{block}"
     );
+    // Confined, node reads only system paths and what its grant adds: the
+    // reviewer adds the server's files, as the block's comment says.
+    let read = format!(
+        r#"exec = [{{ program = "node", read = [{:?}] }}]"#,
+        npm::servers_dir()
+            .canonicalize()
+            .unwrap()
+            .display()
+            .to_string()
+    );
+    let block = block.replace(r#"exec = [{ program = "node" }]"#, &read);
     std::fs::write(dir.path().join("imported.toml"), &block).unwrap();
     // SAFETY-free: the variable the block names is set for the child only.
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_tiny-harness"))

@@ -11,10 +11,12 @@ use tiny_harness_host::grant::{ExecGrant, NetGrant};
 
 pub use super::npm::{everything_js, servers_dir};
 
-/// An exec grant for `program` as a config would give it.
+/// An exec grant for `program` as a config would give it, which may read
+/// the test servers (`tests/mcp`) when it runs confined.
 pub fn exec(program: &str) -> ExecGrant {
     ExecGrant::resolve(program, Path::new("."), std::env::var_os("PATH").as_deref())
         .unwrap_or_else(|e| panic!("granting {program}: {e}"))
+        .with_read(vec![servers_dir().canonicalize().expect("tests/mcp")])
 }
 
 /// A net grant.

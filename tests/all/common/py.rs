@@ -121,10 +121,17 @@ pub fn stdio(name: &str, args: &[&str], env: &[(&str, &str)], marker: &str) -> V
 }
 
 /// The `mcp` plugin with `servers` as its `mcpServers`, granted the venv's
-/// interpreter and nothing else.
+/// interpreter and the system temp directory read-write: the servers write
+/// their event files (`CALLS_FILE`, ...) in the tests' temp directories,
+/// and run confined, so they may write nowhere else.
 pub fn plugin(servers: Value) -> PluginSpec {
     let mut spec = mcp_plugin(servers);
     spec.grants.exec.push(exec(&python().display().to_string()));
+    spec.grants.dirs.push(tiny_harness_host::DirGrant {
+        host: std::env::temp_dir().canonicalize().expect("the temp dir"),
+        guest: "/tmp".into(),
+        mode: tiny_harness_host::DirMode::ReadWrite,
+    });
     spec
 }
 

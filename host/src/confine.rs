@@ -1,0 +1,193 @@
+//! Confining a program the host starts for a plugin (a stdio MCP server
+//! today; exec calls next) by the kernel, with the plugin's own grants.
+//!
+//! Once a program runs natively the WebAssembly sandbox no longer holds
+//! it, so the grants are enforced again, in the child, before `exec`:
+//! - **Filesystem (Landlock)**: read and execute of a documented system set
+//!   ([`SYSTEM_READ`]) and of the paths an exec grant adds, the plugin's
+//!   granted directories with their modes, read-write of the program's
+//!   private directory, and nothing else.
+//! - **Network**: Landlock's TCP rules allow `connect` only to the ports
+//!   of the plugin's `net` grants and `bind` to none; with no `net` grant
+//!   the child also gets a network namespace of its own (no interface but
+//!   its own loopback), where the kernel allows one.
+//! - `no_new_privs`, and resource limits ([`Rlimits`]).
+//!
+//! Invariants:
+//! - Fail closed: where the kernel lacks what confinement needs (Landlock
+//!   with TCP rules, ABI 4), the program is not started, unless the
+//!   plugin's config says `confinement = "none"`.
+//! - Everything that allocates happens in the parent ([`Policy::prepare`]);
+//!   the child, between `fork` and `exec`, makes only system calls.
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// What the kernel is asked to enforce for a plugin's programs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Mode {
+    /// Landlock filesystem and TCP rules, `no_new_privs`, resource limits,
+    /// and a network namespace when the plugin has no `net` grant. The
+    /// default.
+    #[default]
+    Landlock,
+    /// None: the program runs with the host's own access (only the checks
+    /// the host makes before starting it apply). Only when a config says
+    /// so explicitly.
+    None,
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Landlock => "landlock",
+            Mode::None => "none",
+        })
+    }
+}
+
+/// Host paths every confined program may read and execute: what running
+/// ordinary programs needs (binaries, libraries, the dynamic loader's
+/// files, time zones, certificates, name resolution, user names, device
+/// files that are not devices). Paths missing here are skipped.
+pub const SYSTEM_READ: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc/alternatives",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/resolv.conf",
+    "/etc/hosts",
+    "/etc/nsswitch.conf",
+    "/etc/passwd",
+    "/etc/group",
+    "/dev/urandom",
+    "/dev/random",
+];
+
+/// Device files every confined program may read and write (writes to them
+/// go nowhere).
+pub const SYSTEM_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/tty"];
+
+/// Resource limits of a confined program (`setrlimit`, soft and hard).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Rlimits {
+    /// Largest file it may write, in bytes.
+    pub file_size: u64,
+    /// Most descriptors it may hold open.
+    pub open_files: u64,
+    /// Core dumps: none.
+    pub core: u64,
+}
+
+impl Default for Rlimits {
+    fn default() -> Self {
+        Rlimits {
+            file_size: 1 << 30,
+            open_files: 1024,
+            core: 0,
+        }
+    }
+}
+
+/// What one program may touch.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Policy {
+    /// Paths to read and execute, besides [`SYSTEM_READ`].
+    pub read: Vec<PathBuf>,
+    /// Paths to read and write (and execute).
+    pub write: Vec<PathBuf>,
+    /// Where it may connect.
+    pub network: Network,
+    /// Resource limits.
+    pub rlimits: Rlimits,
+}
+
+/// The network a confined program may reach.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Network {
+    /// None: every TCP connect and bind is refused, and the program gets a
+    /// network namespace of its own where the kernel allows it.
+    #[default]
+    None,
+    /// TCP connections to these ports only (any address: Landlock rules
+    /// name ports, not hosts); no bind.
+    Ports(Vec<u16>),
+    /// Any TCP connection (a `net` grant with port `*`); no bind.
+    Any,
+}
+
+/// Why a program cannot be confined (and so is not started).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfineError {
+    /// The kernel lacks what confinement needs.
+    #[error(
+        "the kernel cannot confine it ({0}); the program is not started. Upgrade to a kernel with Landlock ABI 4 (Linux 6.7), or set confinement = \"none\" for this plugin to run it unconfined"
+    )]
+    Unsupported(String),
+}
+
+/// A policy made ready in the parent, to be applied in the child.
+#[derive(Debug)]
+pub struct Prepared {
+    #[cfg(target_os = "linux")]
+    inner: linux::Prepared,
+}
+
+impl Policy {
+    /// Builds the kernel objects the child will apply (the Landlock
+    /// ruleset), in the parent, where allocating is safe.
+    pub fn prepare(&self) -> Result<Prepared, ConfineError> {
+        #[cfg(target_os = "linux")]
+        {
+            Ok(Prepared {
+                inner: linux::prepare(self)?,
+            })
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            Err(ConfineError::Unsupported(
+                "Landlock exists only on Linux".to_owned(),
+            ))
+        }
+    }
+}
+
+impl Prepared {
+    /// Makes `command` apply the policy in its child before `exec`.
+    pub fn apply_to(self, command: &mut tokio::process::Command) {
+        #[cfg(target_os = "linux")]
+        self.inner.apply_to(command);
+        #[cfg(not(target_os = "linux"))]
+        let _ = command;
+    }
+}
+
+/// The Landlock ABI the kernel offers (0 when it offers none).
+pub fn landlock_abi() -> i32 {
+    #[cfg(target_os = "linux")]
+    {
+        linux::abi()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        0
+    }
+}
