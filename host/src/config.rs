@@ -14,6 +14,7 @@
 //! result_parts = 1024                # most parts per result; default 1024
 //! open_files = 256                   # most host handles per call; default 256
 //! arguments_kib = 1024               # largest arguments per call; default 1024
+//! concurrent_calls = 16              # calls at once; more wait, then fail; default 16
 //! tools = 1024                       # registration: most tools; default 1024
 //! servers = 64                       #   most servers; default 64
 //! description_kib = 32               #   longest description; default 32
@@ -113,6 +114,7 @@ struct RawLimits {
     result_parts: Option<Spanned<u64>>,
     open_files: Option<Spanned<u64>>,
     arguments_kib: Option<Spanned<u64>>,
+    concurrent_calls: Option<Spanned<u64>>,
     tools: Option<Spanned<u64>>,
     servers: Option<Spanned<u64>>,
     description_kib: Option<Spanned<u64>>,
@@ -138,6 +140,8 @@ pub mod max {
     pub const OPEN_FILES: u64 = 16_384;
     /// `arguments_kib`: 64 MiB.
     pub const ARGUMENTS_KIB: u64 = 65_536;
+    /// `concurrent_calls`.
+    pub const CONCURRENT_CALLS: u64 = 4096;
     /// `tools`.
     pub const TOOLS: u64 = 65_536;
     /// `servers`.
@@ -309,7 +313,7 @@ impl Checker<'_> {
         // Each key: where it is, its maximum, and how a value (already in
         // range) sets the limit.
         let size = |value: u64, shift: u32| usize::try_from(value << shift).unwrap_or(usize::MAX);
-        let keys: [LimitKey<'_>; 13] = [
+        let keys: [LimitKey<'_>; 14] = [
             ("memory_mib", &raw.memory_mib, max::MEMORY_MIB, &|l, v| {
                 l.memory_bytes = size(v, 20)
             }),
@@ -333,6 +337,12 @@ impl Checker<'_> {
                 &raw.arguments_kib,
                 max::ARGUMENTS_KIB,
                 &|l, v| l.arguments_bytes = size(v, 10),
+            ),
+            (
+                "concurrent_calls",
+                &raw.concurrent_calls,
+                max::CONCURRENT_CALLS,
+                &|l, v| l.concurrent_calls = size(v, 0),
             ),
             ("tools", &raw.tools, max::TOOLS, &|l, v| {
                 l.registration.tools = size(v, 0)

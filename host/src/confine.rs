@@ -22,6 +22,9 @@
 
 #[cfg(target_os = "linux")]
 mod linux;
+mod run;
+
+pub use run::{Exited, RunOutput, Stdio3, run};
 #[cfg(test)]
 mod tests;
 
@@ -189,5 +192,36 @@ pub fn landlock_abi() -> i32 {
     #[cfg(not(target_os = "linux"))]
     {
         0
+    }
+}
+
+/// A private, initially empty directory (mode 0700) for one program: its
+/// cwd and `TMPDIR` when it declares none. Removed when dropped.
+#[derive(Debug)]
+pub struct PrivateDir {
+    path: PathBuf,
+}
+
+impl PrivateDir {
+    /// Creates `tiny-harness-<label>-<random>` in the system temp directory.
+    pub fn create(label: &str) -> std::io::Result<PrivateDir> {
+        use std::os::unix::fs::DirBuilderExt;
+        let mut nonce = [0u8; 8];
+        getrandom::fill(&mut nonce).map_err(|e| std::io::Error::other(e.to_string()))?;
+        let path =
+            std::env::temp_dir().join(format!("tiny-harness-{label}-{}", hex::encode(nonce)));
+        std::fs::DirBuilder::new().mode(0o700).create(&path)?;
+        Ok(PrivateDir { path })
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
     }
 }

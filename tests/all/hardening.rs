@@ -455,3 +455,60 @@ async fn a_call_blocked_in_a_host_call_is_accounted_for_and_does_not_block_shutd
     drop(engine);
     drop(host);
 }
+
+#[tokio::test]
+async fn calls_beyond_concurrent_calls_wait_for_a_turn_and_excess_waiters_are_refused() {
+    use std::time::{Duration, Instant};
+    // One call at once: a call made while a spinning call runs starts only
+    // once the spinning one has ended.
+    let mut spec = crate::common::hostile("normal");
+    spec.limits.concurrent_calls = 1;
+    spec.limits.timeout = Duration::from_millis(3000);
+    let host = crate::common::host(vec![spec]).await;
+    let spin = {
+        let host = host.clone();
+        tokio::spawn(async move {
+            crate::common::call(&host, "hostile/chaos.spin", serde_json::json!({})).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let outcome = crate::common::call(
+        &host,
+        "hostile/chaos.echo",
+        serde_json::json!({"message": "x"}),
+    )
+    .await;
+    assert!(spin.is_finished(), "the second call ran beside the first");
+    assert_eq!(crate::common::text_of(&outcome), "x");
+    assert_eq!(crate::common::error_code(&spin.await.unwrap()), "timeout");
+
+    // With the turn taken and 16 calls waiting for it, one more is refused
+    // at once.
+    let mut running = Vec::new();
+    for _ in 0..=tiny_harness_host::Limits::MAX_WAITING {
+        let host = host.clone();
+        running.push(tokio::spawn(async move {
+            crate::common::call(&host, "hostile/chaos.spin", serde_json::json!({})).await
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    let refused = crate::common::call(
+        &host,
+        "hostile/chaos.echo",
+        serde_json::json!({"message": "x"}),
+    )
+    .await;
+    assert_eq!(crate::common::error_code(&refused), "unavailable");
+    assert!(started.elapsed() < Duration::from_millis(500));
+    assert!(
+        refused
+            .result
+            .unwrap_err()
+            .to_string()
+            .contains("limits.concurrent_calls")
+    );
+    for call in running {
+        call.abort();
+    }
+}

@@ -20,4 +20,5 @@ mod registration;
 mod render;
 mod rug_pull;
 mod sandbox;
+mod shell;
 mod validation;

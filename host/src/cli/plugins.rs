@@ -116,6 +116,7 @@ pub(super) fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
                         "result_parts": limits.result_parts,
                         "open_files": limits.open_files,
                         "arguments_kib": limits.arguments_bytes >> 10,
+                        "concurrent_calls": limits.concurrent_calls,
                         "tools": limits.registration.tools,
                         "servers": limits.registration.servers,
                         "description_kib": limits.registration.description_bytes >> 10,

@@ -134,3 +134,73 @@ async fn the_limits_and_no_new_privs_are_in_force() {
 fn this_kernel_offers_the_abi_confinement_needs() {
     assert!(landlock_abi() >= 4, "Landlock ABI {}", landlock_abi());
 }
+
+fn sh(script: &str) -> Stdio3 {
+    Stdio3 {
+        program: "/bin/sh".into(),
+        args: vec!["-c".into(), script.into()],
+        env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+        cwd: None,
+        stdin: b"from stdin".to_vec(),
+    }
+}
+
+#[tokio::test]
+async fn run_caps_each_stream_and_passes_stdin() {
+    let out = super::run(
+        sh("cat; head -c 100000 /dev/zero | tr '\\0' x; echo err >&2; exit 7"),
+        Some(Policy::default()),
+        1000,
+        std::time::Duration::from_secs(20),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.exited, Exited::Code(7));
+    assert_eq!(out.stdout.len(), 1000);
+    assert!(out.stdout.starts_with(b"from stdin"));
+    assert!(out.stdout_truncated && !out.stderr_truncated);
+    assert_eq!(out.stderr, b"err\n");
+    assert!(!out.timed_out);
+}
+
+#[tokio::test]
+async fn at_the_timeout_the_whole_group_is_killed() {
+    let marker = format!("TINY_HARNESS_RUN_MARKER={}", std::process::id());
+    let mut what = sh("sleep 30 & sleep 30");
+    what.env.push((
+        "TINY_HARNESS_RUN_MARKER".into(),
+        std::process::id().to_string(),
+    ));
+    let started = std::time::Instant::now();
+    let out = super::run(
+        what,
+        Some(Policy::default()),
+        1000,
+        std::time::Duration::from_millis(300),
+    )
+    .await
+    .unwrap();
+    assert!(out.timed_out);
+    assert_eq!(out.exited, Exited::Signal(9));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // Neither sleep is left: the background one went with the group.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let left = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                std::fs::read(e.path().join("environ"))
+                    .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == marker.as_bytes()))
+            })
+            .count();
+        if left == 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "{left} processes outlived the timeout"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -24,6 +24,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{ChildStdin, ChildStdout, Command};
 
 use super::launch::Process;
+use crate::confine::PrivateDir;
 
 /// How long a server may take to exit once its stdin is closed.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -80,7 +81,7 @@ impl Child {
         let cwd = process
             .cwd
             .clone()
-            .or_else(|| private_dir.as_ref().map(|d| d.path.clone()))
+            .or_else(|| private_dir.as_ref().map(|d| d.path().to_owned()))
             .unwrap_or_else(|| PathBuf::from("/"));
         let mut command = Command::new(&process.program);
         command
@@ -97,8 +98,8 @@ impl Child {
             let mut policy = policy.clone();
             if let Some(dir) = &private_dir {
                 // Its private directory is its temp dir too.
-                policy.write.push(dir.path.clone());
-                command.env("TMPDIR", &dir.path);
+                policy.write.push(dir.path().to_owned());
+                command.env("TMPDIR", dir.path());
             }
             let prepared = policy
                 .prepare()
@@ -210,29 +211,5 @@ impl Drop for Child {
         // reserved until the leader is reaped, so this never hits another
         // group: tokio reaps the leader only after this drop.
         self.kill_group();
-    }
-}
-
-/// A private, initially empty working directory, removed with the child.
-#[derive(Debug)]
-struct PrivateDir {
-    path: PathBuf,
-}
-
-impl PrivateDir {
-    fn create(server: &str) -> io::Result<PrivateDir> {
-        use std::os::unix::fs::DirBuilderExt;
-        let mut nonce = [0u8; 8];
-        getrandom::fill(&mut nonce).map_err(|e| io::Error::other(e.to_string()))?;
-        let path =
-            std::env::temp_dir().join(format!("tiny-harness-{server}-{}", hex::encode(nonce)));
-        std::fs::DirBuilder::new().mode(0o700).create(&path)?;
-        Ok(PrivateDir { path })
-    }
-}
-
-impl Drop for PrivateDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
     }
 }

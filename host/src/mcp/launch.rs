@@ -254,7 +254,7 @@ fn process(plugin: &str, stdio: &Stdio, grants: &Grants) -> Result<Process, Laun
 /// What the program may touch under confinement: its own file, what its
 /// exec grant adds, the plugin's directories with their modes, and the
 /// network of its `net` grants. Refused where the kernel cannot confine.
-fn policy(
+pub(crate) fn policy(
     granted: &crate::grant::ExecGrant,
     grants: &Grants,
 ) -> Result<crate::confine::Policy, LaunchError> {
@@ -343,7 +343,11 @@ fn endpoint(plugin: &str, http: &Http, grants: &Grants) -> Result<Endpoint, Laun
 }
 
 /// The directory `cwd`, which must be absolute and inside a granted one.
-fn granted_dir(plugin: &str, cwd: &str, grants: &Grants) -> Result<PathBuf, LaunchError> {
+pub(crate) fn granted_dir(
+    plugin: &str,
+    cwd: &str,
+    grants: &Grants,
+) -> Result<PathBuf, LaunchError> {
     let path = Path::new(cwd);
     if !path.is_absolute() {
         return Err(LaunchError::Invalid(format!(
@@ -368,7 +372,12 @@ fn granted_dir(plugin: &str, cwd: &str, grants: &Grants) -> Result<PathBuf, Laun
 
 /// `value` with every `${NAME}` replaced by the host variable `NAME`, which
 /// must be granted and set. `$$` is a literal `$`.
-fn expand(plugin: &str, value: &str, granted: &[String], key: &str) -> Result<String, LaunchError> {
+pub(crate) fn expand(
+    plugin: &str,
+    value: &str,
+    granted: &[String],
+    key: &str,
+) -> Result<String, LaunchError> {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
     while let Some(at) = rest.find('$') {

@@ -115,6 +115,11 @@ impl PluginEngine {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
 
         handles::limit_opens(&mut linker)?;
+        // Programs, only as each plugin's grants allow (see `exec`).
+        super::bindings::tiny_harness::plugin::exec::add_to_linker::<
+            CallState,
+            wasmtime::component::HasSelf<CallState>,
+        >(&mut linker, |state| state)?;
 
         let io = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)

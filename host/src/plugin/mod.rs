@@ -17,6 +17,7 @@ pub mod bindings;
 pub mod cache;
 pub mod engine;
 mod error;
+mod exec;
 pub mod handles;
 mod lift;
 pub mod sandbox;
@@ -90,6 +91,19 @@ pub struct Plugin {
     sha256: String,
     origin: CompileOrigin,
     mcp_sources: Vec<Declaration>,
+    exec: std::sync::Arc<exec::ExecContext>,
+    /// Turns to run (`limits.concurrent_calls`), and how many calls wait.
+    turns: tokio::sync::Semaphore,
+    waiting: std::sync::atomic::AtomicUsize,
+}
+
+/// Counts a waiting call out when it stops waiting, however it stops.
+struct Leave<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl Drop for Leave<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl std::fmt::Debug for Plugin {
@@ -152,6 +166,11 @@ impl Plugin {
             .map_err(|e| wrong_world(error_chain(&e)))?;
         let pre = PluginPre::new(instance_pre).map_err(|e| wrong_world(error_chain(&e)))?;
 
+        let exec_context = std::sync::Arc::new(exec::ExecContext {
+            plugin: name.clone(),
+            grants: spec.grants.clone(),
+            limits: spec.limits,
+        });
         let plugin = Plugin {
             name: name.clone(),
             wasm: spec.wasm.clone(),
@@ -164,6 +183,9 @@ impl Plugin {
             sha256: actual,
             origin,
             mcp_sources: Vec::new(),
+            exec: exec_context,
+            turns: tokio::sync::Semaphore::new(spec.limits.concurrent_calls.max(1)),
+            waiting: std::sync::atomic::AtomicUsize::new(0),
         };
         let (tools, mcp_sources) = plugin.run_register().await?;
         let plugin = Plugin {
@@ -290,6 +312,7 @@ impl Plugin {
         arguments: &serde_json::Value,
         deadline: Instant,
     ) -> Result<ToolResult, CallError> {
+        let _turn = self.turn(deadline).await?;
         let arguments = arguments.to_string();
         let budget = ResultBudget::new(self.limits.result_bytes, self.limits.result_parts);
         let outcome = self
@@ -300,6 +323,35 @@ impl Plugin {
             })
             .await?;
         lift::call_outcome(outcome, budget)
+    }
+
+    /// A turn to run: at most `concurrent_calls` calls run at once, and a
+    /// call waits for a turn within its deadline; too many waiting, or no
+    /// turn in time, is `unavailable`.
+    async fn turn(&self, deadline: Instant) -> Result<tokio::sync::SemaphorePermit<'_>, CallError> {
+        let limit = self.limits.concurrent_calls;
+        let busy = || {
+            CallError::Unavailable(format!(
+                "the plugin already runs its {limit} calls at once (limits.concurrent_calls) and more are waiting; try again later"
+            ))
+        };
+        if let Ok(permit) = self.turns.try_acquire() {
+            return Ok(permit);
+        }
+        let waiting = self
+            .waiting
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let _leave = Leave(&self.waiting);
+        if waiting >= limit.saturating_mul(Limits::MAX_WAITING) {
+            return Err(busy());
+        }
+        match tokio::time::timeout_at(deadline.into(), self.turns.acquire()).await {
+            Ok(Ok(permit)) => Ok(permit),
+            Ok(Err(_)) => Err(busy()),
+            Err(_) => Err(CallError::Timeout {
+                limit: self.limits.timeout,
+            }),
+        }
     }
 
     /// Instantiates the plugin in a fresh store and runs `f` until
@@ -322,8 +374,14 @@ impl Plugin {
         let Some(left) = deadline.checked_duration_since(Instant::now()) else {
             return Err(CallError::Timeout { limit });
         };
-        let state = CallState::new(&self.grants, &self.limits)
+        let mut state = CallState::new(&self.grants, &self.limits)
             .map_err(|e| CallError::Unavailable(e.to_string()))?;
+        if !registering {
+            state.exec = Some(exec::ExecAccess {
+                context: self.exec.clone(),
+                deadline,
+            });
+        }
         let mut store = Store::new(self.engine.engine(), state);
         store.limiter(|state| &mut state.cap);
         store.set_hostcall_fuel(lift::fuel(&self.limits, registering));

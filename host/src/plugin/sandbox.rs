@@ -102,6 +102,11 @@ pub struct Limits {
     /// a model, and validating and copying them costs the host in
     /// proportion.
     pub arguments_bytes: usize,
+    /// The most calls of the plugin that run at once. More wait for a turn
+    /// within their own deadline (at most [`Limits::MAX_WAITING`] times this
+    /// many wait), then fail `unavailable`: one busy or hostile plugin
+    /// cannot take every instance and thread of the host.
+    pub concurrent_calls: usize,
     /// What the plugin may register.
     pub registration: RegistrationLimits,
 }
@@ -119,6 +124,10 @@ impl Limits {
     pub const DEFAULT_OPEN_FILES: usize = 256;
     /// 1 MiB.
     pub const DEFAULT_ARGUMENTS_BYTES: usize = 1 << 20;
+    /// 16 calls.
+    pub const DEFAULT_CONCURRENT_CALLS: usize = 16;
+    /// How many times `concurrent_calls` may wait for a turn.
+    pub const MAX_WAITING: usize = 16;
 }
 
 impl Default for Limits {
@@ -130,6 +139,7 @@ impl Default for Limits {
             result_parts: Self::DEFAULT_RESULT_PARTS,
             open_files: Self::DEFAULT_OPEN_FILES,
             arguments_bytes: Self::DEFAULT_ARGUMENTS_BYTES,
+            concurrent_calls: Self::DEFAULT_CONCURRENT_CALLS,
             registration: RegistrationLimits::default(),
         }
     }
@@ -222,6 +232,8 @@ pub struct CallState {
     stderr: MemoryOutputPipe,
     /// The most handles the call may open (see [`super::handles`]).
     pub(crate) open_files: usize,
+    /// What the call may run through `exec` (none while registering).
+    pub(crate) exec: Option<super::exec::ExecAccess>,
 }
 
 impl CallState {
@@ -263,6 +275,7 @@ impl CallState {
             cap: MemoryCap::new(limits.memory_bytes),
             stderr,
             open_files: limits.open_files,
+            exec: None,
         })
     }
 

@@ -261,11 +261,12 @@ fn plugins_shows_what_each_plugin_is_granted() {
             "net": []
         })
     );
+    assert_eq!(fs["confinement"], "landlock");
     assert_eq!(
         fs["limits"],
         serde_json::json!({
             "memory_mib": 64, "timeout_ms": 30000, "result_kib": 1024, "result_parts": 1024,
-            "open_files": 256, "arguments_kib": 1024, "tools": 1024, "servers": 64,
+            "open_files": 256, "arguments_kib": 1024, "concurrent_calls": 16, "tools": 1024, "servers": 64,
             "description_kib": 32, "title_kib": 1, "schema_kib": 256, "schema_cost": 20000,
             "registration_kib": 8192
         })

@@ -1,0 +1,190 @@
+//! The `exec` interface: a plugin asks the host to run a program, and the
+//! host runs it only as the plugin's grants allow, confined by the kernel
+//! to those same grants (see [`crate::confine`]).
+//!
+//! Invariants:
+//! - Only a program in the plugin's `exec` grants runs; a `cwd` must be a
+//!   guest path inside a granted directory; `${NAME}` in `env` resolves
+//!   only for granted variables. Each refusal is `denied` with the grant
+//!   that would allow it.
+//! - It runs no longer than the call has left, its output is capped at the
+//!   plugin's result limit per stream, and its whole process group is
+//!   killed at the end.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::bindings::tiny_harness::plugin::exec::{self as wit, Command, ExecError, Output};
+use super::sandbox::{CallState, Grants, Limits};
+use crate::confine::{self, Exited, Stdio3};
+use crate::mcp::launch::{BASELINE_ENV, LaunchError};
+
+/// What a plugin's calls may run: its name, grants and limits.
+#[derive(Debug)]
+pub(crate) struct ExecContext {
+    pub plugin: String,
+    pub grants: Grants,
+    pub limits: Limits,
+}
+
+/// One call's access to `exec`: its plugin's context and its deadline.
+#[derive(Debug, Clone)]
+pub(crate) struct ExecAccess {
+    pub context: Arc<ExecContext>,
+    pub deadline: Instant,
+}
+
+impl wit::Host for CallState {
+    async fn run(&mut self, command: Command) -> Result<Output, ExecError> {
+        let Some(access) = self.exec.clone() else {
+            return Err(ExecError::Denied(
+                "this host runs no programs for this plugin".to_owned(),
+            ));
+        };
+        access.run(command).await
+    }
+}
+
+impl ExecAccess {
+    async fn run(&self, command: Command) -> Result<Output, ExecError> {
+        let ctx = &self.context;
+        let denied = |e: LaunchError| match e {
+            LaunchError::NotGranted { .. } => ExecError::Denied(e.to_string()),
+            other => ExecError::Denied(other.to_string()),
+        };
+        let path = std::env::var_os("PATH");
+        let granted =
+            crate::grant::find_program(&ctx.grants.exec, &command.program, path.as_deref())
+                .map_err(|e| ExecError::Denied(e.to_string()))?;
+        let cwd = command
+            .cwd
+            .as_deref()
+            .map(|guest| self.host_dir(guest))
+            .transpose()?;
+        let mut env: Vec<(String, String)> = BASELINE_ENV
+            .iter()
+            .filter_map(|name| std::env::var(name).ok().map(|v| ((*name).to_owned(), v)))
+            .collect();
+        if command.env.len() > crate::mcp::launch::MAX_PAIRS {
+            return Err(ExecError::Denied(format!(
+                "{} environment variables; at most {} are allowed",
+                command.env.len(),
+                crate::mcp::launch::MAX_PAIRS
+            )));
+        }
+        for (name, value) in &command.env {
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return Err(ExecError::Denied(format!(
+                    "{:?} is not an environment variable name",
+                    crate::display::one_line(name)
+                )));
+            }
+            let value = crate::mcp::launch::expand(
+                &ctx.plugin,
+                value,
+                &ctx.grants.env,
+                &format!("env {name}"),
+            )
+            .map_err(denied)?;
+            env.retain(|(k, _)| k != name);
+            env.push((name.clone(), value));
+        }
+        let policy = match ctx.grants.confinement {
+            confine::Mode::None => None,
+            _ => Some(
+                crate::mcp::launch::policy(granted, &ctx.grants)
+                    .map_err(|e| ExecError::Failed(e.to_string()))?,
+            ),
+        };
+        let left = self
+            .deadline
+            .checked_duration_since(Instant::now())
+            .ok_or_else(|| ExecError::Failed("the call has no time left".to_owned()))?;
+        let timeout = command.timeout_ms.map_or(left, |ms| {
+            Duration::from_millis(u64::from(ms.max(1))).min(left)
+        });
+        let what = Stdio3 {
+            program: granted.program().to_owned(),
+            args: command.args,
+            env,
+            cwd,
+            stdin: command.stdin,
+        };
+        let ran = confine::run(what, policy, ctx.limits.result_bytes, timeout)
+            .await
+            .map_err(|e| {
+                ExecError::Failed(format!(
+                    "cannot run {}: {}",
+                    granted.program().display(),
+                    crate::display::one_line(&e.to_string())
+                ))
+            })?;
+        let (exit_code, signal) = match ran.exited {
+            Exited::Code(code) => (Some(code), None),
+            Exited::Signal(signal) => (None, Some(signal)),
+        };
+        Ok(Output {
+            exit_code,
+            signal,
+            stdout: ran.stdout,
+            stderr: ran.stderr,
+            stdout_truncated: ran.stdout_truncated,
+            stderr_truncated: ran.stderr_truncated,
+            timed_out: ran.timed_out,
+        })
+    }
+
+    /// The host directory of guest path `guest`, which must lie inside a
+    /// granted directory (and stay inside it once symlinks are resolved).
+    fn host_dir(&self, guest: &str) -> Result<PathBuf, ExecError> {
+        let outside = || {
+            ExecError::Denied(format!(
+                "cwd {:?} is outside every granted directory (granted: {})",
+                crate::display::one_line(guest),
+                self.granted_guests()
+            ))
+        };
+        let path = Path::new(guest);
+        if !path.is_absolute()
+            || path
+                .components()
+                .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
+        {
+            return Err(outside());
+        }
+        // The grant the plugin sees there: the longest guest path that
+        // holds it (a grant may be nested in another).
+        let grant = self
+            .context
+            .grants
+            .dirs
+            .iter()
+            .filter(|dir| path.starts_with(&dir.guest))
+            .max_by_key(|dir| Path::new(&dir.guest).components().count())
+            .ok_or_else(outside)?;
+        let rest = path.strip_prefix(&grant.guest).map_err(|_| outside())?;
+        let root = grant.host.canonicalize().map_err(|_| outside())?;
+        let real = root.join(rest).canonicalize().map_err(|_| outside())?;
+        if real.starts_with(&root) && real.is_dir() {
+            Ok(real)
+        } else {
+            Err(outside())
+        }
+    }
+
+    fn granted_guests(&self) -> String {
+        let dirs: Vec<&str> = self
+            .context
+            .grants
+            .dirs
+            .iter()
+            .map(|d| d.guest.as_str())
+            .collect();
+        if dirs.is_empty() {
+            "none".to_owned()
+        } else {
+            dirs.join(", ")
+        }
+    }
+}
