@@ -5,20 +5,35 @@
 //! `n` copies of its `echo` tool (`many-tools`), so each has a real schema.
 //!
 //! - `encode/<provider>/<n>`: `Provider::encode_registry` for `n` tools
-//!   (1,000, 3,000 and 10,000): the codec and the provider's payload.
-//! - `decode/<provider>/100_calls`: decoding a response that makes 100
+//!   (1,000, 2,000, 5,000 and 10,000), every provider: the codec and the
+//!   provider's payload, as every turn after the first pays it (the
+//!   request is dropped inside the measurement, as a turn drops it).
+//! - `encode_cold/<provider>/10000`: the first encoding of a new registry
+//!   snapshot (the same definitions registered afresh), before anything
+//!   derived from its entries exists.
+//! - `encode_text/<provider>/10000`: encoding and writing the `tools`
+//!   payload as compact JSON text (`to_string()`), what a request body
+//!   holds.
+//! - `encode_serialize/<provider>/10000`: the same bytes through serde
+//!   (`serde_json::to_vec`), as a `#[derive(Serialize)]` body writes them.
+//! - `decode/openai-chat/100_calls`: decoding a response that makes 100
 //!   parallel calls, against the codec of the 10,000-tool request.
 //!
 //! Run: `cargo bench -p tiny-harness-host --bench provider`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
-use tiny_harness_host::{HostBuilder, PluginSpec, Provider, Registry};
+use tiny_harness_host::{HostBuilder, PendingTool, PluginSpec, Provider, Registry};
+
+/// The sizes `encode` is measured at.
+const SIZES: [usize; 4] = [1_000, 2_000, 5_000, 10_000];
 
 /// A registry holding `n` tools of the hostile plugin (plus its own).
-fn registry(runtime: &tokio::runtime::Runtime, n: usize) -> std::sync::Arc<Registry> {
+fn registry(runtime: &tokio::runtime::Runtime, n: usize) -> Arc<Registry> {
     let mut spec = PluginSpec::new(
         "hostile",
         PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR")).join("hostile.wasm"),
@@ -32,6 +47,26 @@ fn registry(runtime: &tokio::runtime::Runtime, n: usize) -> std::sync::Arc<Regis
         builder.build()
     });
     host.registry()
+}
+
+/// A new registry of the same definitions as `registry`: new entries, so
+/// nothing derived from the old ones carries over.
+fn afresh(registry: &Registry) -> Registry {
+    let first = registry.tools().next().expect("a tool");
+    let pending = registry
+        .tools()
+        .map(|tool| PendingTool {
+            server: tool.name.server().to_owned(),
+            definition: tool.definition.clone(),
+        })
+        .collect();
+    let mut limits = tiny_harness_host::RegistrationLimits::default();
+    limits.tools = registry.len();
+    let mut fresh = Registry::new();
+    fresh
+        .register(first.name.plugin(), pending, first.source.clone(), &limits)
+        .expect("registers again");
+    fresh
 }
 
 /// An OpenAI Chat response calling the first 100 tools of `registry`.
@@ -55,11 +90,15 @@ fn response(provider: Provider, registry: &Registry) -> serde_json::Value {
 fn provider(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let mut group = c.benchmark_group("provider");
-    group.sample_size(20);
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4));
     let mut largest = None;
-    for n in [1_000, 3_000, 10_000] {
+    for n in SIZES {
         let registry = registry(&runtime, n);
-        for provider in [Provider::OpenAiChat, Provider::Gemini] {
+        group.throughput(Throughput::Elements(n as u64));
+        for provider in Provider::ALL {
             group.bench_with_input(
                 BenchmarkId::new(format!("encode/{provider}"), n),
                 &registry,
@@ -69,6 +108,43 @@ fn provider(c: &mut Criterion) {
         largest = Some(registry);
     }
     let registry = largest.expect("a registry");
+    let n = SIZES[SIZES.len() - 1];
+    group.throughput(Throughput::Elements(n as u64));
+    for provider in [Provider::OpenAiChat, Provider::Gemini] {
+        group.bench_with_input(
+            BenchmarkId::new(format!("encode_text/{provider}"), n),
+            &registry,
+            |b, registry| b.iter(|| provider.encode_registry(registry).tools.to_string()),
+        );
+        group.bench_with_input(
+            BenchmarkId::new(format!("encode_serialize/{provider}"), n),
+            &registry,
+            |b, registry| {
+                b.iter(|| {
+                    let request = provider.encode_registry(registry);
+                    serde_json::to_vec(&request.tools).expect("writes")
+                })
+            },
+        );
+    }
+    group.sample_size(10);
+    for provider in [Provider::OpenAiChat, Provider::Gemini] {
+        group.bench_with_input(
+            BenchmarkId::new(format!("encode_cold/{provider}"), n),
+            &registry,
+            |b, registry| {
+                b.iter_batched(
+                    || afresh(registry),
+                    |fresh| {
+                        let request = provider.encode_registry(&fresh);
+                        (request, fresh)
+                    },
+                    BatchSize::PerIteration,
+                )
+            },
+        );
+    }
+    group.sample_size(20).throughput(Throughput::Elements(100));
     let request = Provider::OpenAiChat.encode_registry(&registry);
     let response = response(Provider::OpenAiChat, &registry);
     let decoded = Provider::OpenAiChat

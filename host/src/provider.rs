@@ -11,14 +11,14 @@
 //!
 //! ```text
 //! Provider::encode_tools(tools)        -> EncodedRequest { codec, tools, rewrites }
-//!   (the harness sends `tools` with its messages)
+//!   (the harness writes `tools` into its request body: `tools.to_string()`)
 //! Provider::decode_calls(codec, resp)  -> [DecodedCall]  (ToolCall or refusal)
 //!   (the harness invokes each ToolCall; each refusal is already its outcome)
 //! Provider::format_results([ToolReply]) -> the messages/items to append
 //! ```
 //!
-//! Invariants (each has a test in `provider/tests.rs`, `results_tests.rs`,
-//! `schema_tests.rs` or `props.rs`):
+//! Invariants (each has a test in `provider/tests.rs`, `encode_tests.rs`,
+//! `results_tests.rs`, `schema_tests.rs` or `props.rs`):
 //! - **One result per call.** [`Provider::decode_calls`] returns every
 //!   tool call of the response, in order, each with its id, and every one
 //!   of them is either a [`ToolCall`] to run or a refusal whose
@@ -40,15 +40,27 @@
 //!   with the provider's error flag where it has one.
 //! - **Malformed responses are errors, not panics.** A response missing a
 //!   field the format requires is a [`ProviderError`] on one line.
+//! - **Each tool is encoded once, and a request shares it.** A tool's
+//!   entry for a provider is built on the first request that offers it and
+//!   kept with the registry entry as compact JSON (`provider/cache.rs`);
+//!   a request holds shared entries (`provider/payload.rs`), so
+//!   encoding one costs a few pointer copies and a hash-table insertion
+//!   per tool, and writing its [`ToolsPayload`] copies text. The bytes are
+//!   exactly those of the adapters' values, cached or not.
 
 pub mod anthropic;
 pub mod bedrock;
+mod cache;
+mod encode;
 pub mod gemini;
 pub mod gemini_schema;
 pub mod mcp;
 pub mod openai;
+mod payload;
 mod read;
 
+#[cfg(test)]
+mod encode_tests;
 #[cfg(test)]
 mod props;
 #[cfg(test)]
@@ -68,7 +80,10 @@ use crate::registry::{RegisteredTool, Registry};
 use crate::tool::{CallError, Violation};
 use crate::wire::{UnknownWireName, WireCodec, WireRule};
 
+pub(crate) use encode::Offered;
+pub use encode::{EncodedRequest, ToolRewrites};
 pub use gemini_schema::{SchemaLimits, SchemaRewrite};
+pub use payload::ToolsPayload;
 pub(crate) use read::{Reader, index, join, json_kind};
 
 /// A model provider's API, by its CLI name.
@@ -130,8 +145,9 @@ impl Provider {
     }
 
     /// `tools` (a tool given twice counts once), in the order given, as
-    /// the provider's `tools` payload, with the request's codec. Gemini
-    /// schemas are rewritten within [`SchemaLimits::DEFAULT`].
+    /// the provider's `tools` payload ([`ToolsPayload`]), with the
+    /// request's codec. Gemini schemas are rewritten within
+    /// [`SchemaLimits::DEFAULT`].
     pub fn encode_tools<'a>(
         self,
         tools: impl IntoIterator<Item = &'a RegisteredTool>,
@@ -141,38 +157,14 @@ impl Provider {
 
     /// [`Provider::encode_tools`] with other bounds on the Gemini schema
     /// rewrite (ignored by the other providers, which take JSON Schema).
+    /// Only the entries of [`SchemaLimits::DEFAULT`] are kept between
+    /// requests: with other bounds, Gemini's are rewritten every time.
     pub fn encode_tools_with<'a>(
         self,
         tools: impl IntoIterator<Item = &'a RegisteredTool>,
         limits: SchemaLimits,
     ) -> EncodedRequest {
-        let mut seen = std::collections::HashSet::new();
-        let tools: Vec<&RegisteredTool> = tools
-            .into_iter()
-            .filter(|tool| seen.insert(tool.name.as_str()))
-            .collect();
-        let codec = WireCodec::new(self.rule(), tools.iter().map(|tool| tool.name.as_str()));
-        let offered = tools.iter().map(|tool| Offered {
-            wire_name: codec
-                .encode(tool.name.as_str())
-                .expect("the codec was built from these names"),
-            tool,
-        });
-        let mut rewrites = Vec::new();
-        let payload = match self {
-            Provider::OpenAiChat => openai::chat_tools(offered),
-            Provider::OpenAiResponses => openai::responses_tools(offered),
-            Provider::Anthropic => anthropic::tools(offered),
-            Provider::Gemini => gemini::tools(offered, limits, &mut rewrites),
-            Provider::Bedrock => bedrock::tools(offered),
-            Provider::Mcp => mcp::tools(offered),
-        };
-        EncodedRequest {
-            provider: self,
-            codec,
-            tools: payload,
-            rewrites,
-        }
+        encode::encode(self, tools, limits)
     }
 
     /// Every tool call in `response` (the provider's whole response body),
@@ -235,54 +227,6 @@ impl FromStr for Provider {
     "unknown provider {0:?}: use openai-chat, openai-responses, anthropic, gemini, bedrock or mcp"
 )]
 pub struct UnknownProvider(String);
-
-/// One tool as an adapter offers it: the entry and its wire name.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Offered<'a> {
-    pub wire_name: &'a str,
-    pub tool: &'a RegisteredTool,
-}
-
-/// The tools of one request, encoded for one provider.
-#[derive(Debug, Clone)]
-pub struct EncodedRequest {
-    /// The provider they are encoded for.
-    pub provider: Provider,
-    /// The request's codec: decode this request's calls with it.
-    pub codec: WireCodec,
-    /// The provider's tools payload (see each adapter for its shape).
-    pub tools: Value,
-    /// For each tool whose schema was rewritten for the provider (Gemini
-    /// only), what was rewritten and what that loses, by registry name.
-    pub rewrites: Vec<ToolRewrites>,
-}
-
-impl EncodedRequest {
-    /// Each offered tool's entry in [`EncodedRequest::tools`], in the
-    /// order the tools were offered.
-    pub fn entries(&self) -> Vec<&Value> {
-        let list = match self.provider {
-            Provider::Gemini => self
-                .tools
-                .get(0)
-                .and_then(|group| group.get("functionDeclarations")),
-            Provider::Bedrock | Provider::Mcp => self.tools.get("tools"),
-            _ => Some(&self.tools),
-        };
-        list.and_then(Value::as_array)
-            .map(|entries| entries.iter().collect())
-            .unwrap_or_default()
-    }
-}
-
-/// What the schema adapter changed in one tool's input schema.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolRewrites {
-    /// The tool's registry name.
-    pub tool: String,
-    /// Each rewrite, in schema order.
-    pub rewrites: Vec<SchemaRewrite>,
-}
 
 /// One tool call of a response, decoded: a call to run, or a refusal.
 #[derive(Debug, Clone, PartialEq)]

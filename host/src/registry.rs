@@ -125,9 +125,11 @@ pub fn check_tool_name(name: &str) -> Result<(), RegistryError> {
     }
 }
 
+mod derived;
 mod limits;
 mod live;
 
+pub(crate) use derived::Derived;
 use limits::Meter;
 pub use limits::{RegistrationLimit, RegistrationLimits};
 pub use live::LiveRegistry;
@@ -149,6 +151,9 @@ pub struct RegisteredTool {
     /// schemas, title, description and annotations, as `tiny-harness.lock`
     /// records it), which the call journal records for every call.
     pub definition_hash: SchemaHash,
+    /// What the provider adapters derive from this entry once (see
+    /// `registry::derived`).
+    pub(crate) derived: Derived,
 }
 
 impl RegisteredTool {
@@ -420,6 +425,7 @@ impl Registry {
                 schema,
                 output_schema,
                 source: source.clone(),
+                derived: Derived::default(),
             };
             batch.insert(entry.name.full.clone(), Arc::new(entry));
         }

@@ -81,9 +81,9 @@ mod tests;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use form::HashLens;
+pub(crate) use form::HashLens;
 pub use form::{HASH_LEN, HASH_MARK, SEPARATOR};
 
 /// The tool-name rule of one provider family: which characters a tool name
@@ -178,7 +178,10 @@ impl WireRule {
 ///
 /// Build one per request from exactly the names offered, encode every name
 /// for the provider with it, and decode every tool call's name with the
-/// same codec. Cheap to clone (the strings are shared).
+/// same codec. Cheap to clone (one shared table). Building one costs a
+/// hash-table insertion per name (the decode table) on top of the names'
+/// wire names; the table [`WireCodec::encode`] reads is built on its first
+/// call.
 ///
 /// ```
 /// use tiny_harness_host::wire::{WireCodec, WireRule};
@@ -190,11 +193,21 @@ impl WireRule {
 /// ```
 #[derive(Debug, Clone)]
 pub struct WireCodec {
+    table: Arc<Table>,
+}
+
+/// A codec's names, shared by its clones.
+#[derive(Debug)]
+struct Table {
     rule: WireRule,
     /// `(registry name, wire name)`, ordered by registry name.
     entries: Vec<(Arc<str>, Arc<str>)>,
-    by_name: HashMap<Arc<str>, u32>,
     by_wire: HashMap<Arc<str>, u32>,
+    /// Built on the first [`WireCodec::encode`]: a provider adapter takes
+    /// the wire names in order and never needs it.
+    by_name: OnceLock<HashMap<Arc<str>, u32>>,
+    /// Whether a clash gave some name another wire name than its own.
+    moved: bool,
 }
 
 impl WireCodec {
@@ -209,7 +222,7 @@ impl WireCodec {
 
     /// [`WireCodec::new`] with other hash lengths, so tests can force
     /// clashes.
-    fn with_lens<'a>(
+    pub(crate) fn with_lens<'a>(
         rule: WireRule,
         names: impl IntoIterator<Item = &'a str>,
         lens: HashLens,
@@ -217,21 +230,53 @@ impl WireCodec {
         let mut names: Vec<&str> = names.into_iter().collect();
         names.sort_unstable();
         names.dedup();
+        let (names, wires) = names
+            .into_iter()
+            .map(|name| (Arc::from(name), form::form(rule, name, 0, lens, 0).into()))
+            .unzip();
+        Self::settle(rule, names, wires, lens)
+    }
+
+    /// [`WireCodec::new`] for names whose own wire names under `rule`
+    /// ([`WireRule::wire_name`]) are already known, as `(name, own wire
+    /// name)`: what a caller that keeps each name's wire name pays instead
+    /// of computing them again. Repeated names count once.
+    pub(crate) fn from_own_names(rule: WireRule, mut pairs: Vec<(Arc<str>, Arc<str>)>) -> Self {
+        if !pairs.is_sorted_by(|a, b| a.0 < b.0) {
+            pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            pairs.dedup_by(|a, b| a.0 == b.0);
+        }
+        debug_assert!(
+            pairs
+                .iter()
+                .all(|(name, wire)| **wire == rule.wire_name(name)),
+            "from_own_names given another wire name than the name's own"
+        );
+        let (names, wires) = pairs.into_iter().unzip();
+        Self::settle(rule, names, wires, HashLens::PRODUCTION)
+    }
+
+    /// The codec of `names` (sorted, distinct) whose own wire names are
+    /// `wires`: the clashing names (if any) moved on until none clash.
+    fn settle(
+        rule: WireRule,
+        names: Vec<Arc<str>>,
+        mut wires: Vec<Arc<str>>,
+        lens: HashLens,
+    ) -> Self {
         assert!(
             u32::try_from(names.len()).is_ok(),
             "a request offers more than u32::MAX tools"
         );
         let mut levels = vec![0u8; names.len()];
-        let mut wires: Vec<Arc<str>> = names
-            .iter()
-            .map(|name| form::form(rule, name, 0, lens, 0).into())
-            .collect();
         let mut by_wire = HashMap::with_capacity(names.len());
+        let mut moved = false;
         loop {
             let clashes = clashes(&wires, &mut by_wire);
             if clashes.is_empty() {
                 break;
             }
+            moved = true;
             // Only the clashing names move on, and the clashes depend on
             // the set of names alone: a name's level does not depend on
             // the offer order, nor, unless it clashes, on the other names.
@@ -241,7 +286,7 @@ impl WireCodec {
                     levels[i] += 1;
                     progress = true;
                     if levels[i] < lens.fallback_level() {
-                        wires[i] = form::form(rule, names[i], levels[i], lens, 0).into();
+                        wires[i] = form::form(rule, &names[i], levels[i], lens, 0).into();
                     }
                 }
             }
@@ -251,34 +296,39 @@ impl WireCodec {
             assert!(progress, "wire codec: a clash among fallback names");
             let fallback = (0..names.len()).filter(|&i| levels[i] == lens.fallback_level());
             for (rank, i) in fallback.enumerate() {
-                wires[i] = form::form(rule, names[i], levels[i], lens, rank).into();
+                wires[i] = form::form(rule, &names[i], levels[i], lens, rank).into();
             }
         }
-        let entries: Vec<(Arc<str>, Arc<str>)> =
-            names.into_iter().map(Arc::from).zip(wires).collect();
-        let by_name = entries
-            .iter()
-            .zip(0u32..)
-            .map(|((name, _), i)| (name.clone(), i))
-            .collect();
         WireCodec {
-            rule,
-            entries,
-            by_name,
-            by_wire,
+            table: Arc::new(Table {
+                rule,
+                entries: names.into_iter().zip(wires).collect(),
+                by_wire,
+                by_name: OnceLock::new(),
+                moved,
+            }),
         }
     }
 
     /// The rule the wire names follow.
     pub fn rule(&self) -> WireRule {
-        self.rule
+        self.table.rule
     }
 
     /// The wire name of registry name `name`, or `None` if `name` was not
     /// offered in this request.
     pub fn encode(&self, name: &str) -> Option<&str> {
-        let &i = self.by_name.get(name)?;
-        Some(&self.entries[i as usize].1)
+        let table = &*self.table;
+        let by_name = table.by_name.get_or_init(|| {
+            table
+                .entries
+                .iter()
+                .zip(0u32..)
+                .map(|((name, _), i)| (name.clone(), i))
+                .collect()
+        });
+        let &i = by_name.get(name)?;
+        Some(&table.entries[i as usize].1)
     }
 
     /// The registry name whose wire name is exactly `wire`. A name not
@@ -286,8 +336,8 @@ impl WireCodec {
     /// no prefix or fuzzy match, and a registry name is not its own wire
     /// name unless it encodes to itself.
     pub fn decode(&self, wire: &str) -> Result<&str, UnknownWireName> {
-        match self.by_wire.get(wire) {
-            Some(&i) => Ok(&self.entries[i as usize].0),
+        match self.table.by_wire.get(wire) {
+            Some(&i) => Ok(&self.table.entries[i as usize].0),
             None => Err(UnknownWireName::new(wire)),
         }
     }
@@ -295,17 +345,26 @@ impl WireCodec {
     /// Every offered `(registry name, wire name)`, ordered by registry
     /// name.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &str)> {
-        self.entries.iter().map(|(name, wire)| (&**name, &**wire))
+        self.table
+            .entries
+            .iter()
+            .map(|(name, wire)| (&**name, &**wire))
     }
 
     /// How many distinct names were offered.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.table.entries.len()
     }
 
     /// True when no name was offered.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.table.entries.is_empty()
+    }
+
+    /// Whether every offered name has its own wire name
+    /// ([`WireRule::wire_name`]): false only when hashed names clashed.
+    pub(crate) fn all_own(&self) -> bool {
+        !self.table.moved
     }
 }
 

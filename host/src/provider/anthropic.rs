@@ -16,18 +16,14 @@ use super::{
     IdOrigin, Offered, Provider, ProviderError, RawArguments, RawCall, Reader, ToolReply, index,
 };
 
-/// The `tools` array.
-pub(crate) fn tools<'a>(offered: impl Iterator<Item = Offered<'a>>) -> Value {
-    offered
-        .map(|o| {
-            let mut entry = json!({
-                "name": o.wire_name,
-                "description": o.tool.definition.description,
-            });
-            entry["input_schema"] = o.tool.definition.input_schema.clone();
-            entry
-        })
-        .collect()
+/// One tool's entry in the `tools` array.
+pub(crate) fn entry(o: Offered<'_>) -> Value {
+    let mut entry = json!({
+        "name": o.wire_name,
+        "description": o.tool.definition.description,
+    });
+    entry["input_schema"] = o.tool.definition.input_schema.clone();
+    entry
 }
 
 /// The calls of a Messages response.

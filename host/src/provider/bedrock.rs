@@ -19,22 +19,17 @@ use super::{
     join,
 };
 
-/// The `toolConfig` object.
-pub(crate) fn tools<'a>(offered: impl Iterator<Item = Offered<'a>>) -> Value {
-    let tools: Vec<Value> = offered
-        .map(|o| {
-            let mut entry = json!({
-                "toolSpec": {
-                    "name": o.wire_name,
-                    "description": o.tool.definition.description,
-                    "inputSchema": {},
-                },
-            });
-            entry["toolSpec"]["inputSchema"]["json"] = o.tool.definition.input_schema.clone();
-            entry
-        })
-        .collect();
-    super::object("tools", tools)
+/// One tool's entry in the `tools` array of the `toolConfig` object.
+pub(crate) fn entry(o: Offered<'_>) -> Value {
+    let mut entry = json!({
+        "toolSpec": {
+            "name": o.wire_name,
+            "description": o.tool.definition.description,
+            "inputSchema": {},
+        },
+    });
+    entry["toolSpec"]["inputSchema"]["json"] = o.tool.definition.input_schema.clone();
+    entry
 }
 
 /// The calls of a Converse response.

@@ -22,37 +22,21 @@
 
 use serde_json::{Value, json};
 
-use super::gemini_schema::{self, SchemaLimits};
+use super::gemini_schema::{self, SchemaLimits, SchemaRewrite};
 use super::{
-    IdOrigin, Offered, Provider, ProviderError, RawArguments, RawCall, Reader, ToolReply,
-    ToolRewrites, index, join,
+    IdOrigin, Offered, Provider, ProviderError, RawArguments, RawCall, Reader, ToolReply, index,
+    join,
 };
 
-/// The `tools` array, recording each tool's schema rewrites.
-pub(crate) fn tools<'a>(
-    offered: impl Iterator<Item = Offered<'a>>,
-    limits: SchemaLimits,
-    rewrites: &mut Vec<ToolRewrites>,
-) -> Value {
-    let declarations: Vec<Value> = offered
-        .map(|o| {
-            let (parameters, notes) =
-                gemini_schema::rewrite(&o.tool.definition.input_schema, limits);
-            if !notes.is_empty() {
-                rewrites.push(ToolRewrites {
-                    tool: o.tool.name.as_str().to_owned(),
-                    rewrites: notes,
-                });
-            }
-            let mut entry = json!({
-                "name": o.wire_name,
-                "description": o.tool.definition.description,
-            });
-            entry["parameters"] = parameters;
-            entry
-        })
-        .collect();
-    Value::Array(vec![super::object("functionDeclarations", declarations)])
+/// One tool's function declaration, with what its schema rewrite changed.
+pub(crate) fn entry(o: Offered<'_>, limits: SchemaLimits) -> (Value, Vec<SchemaRewrite>) {
+    let (parameters, notes) = gemini_schema::rewrite(&o.tool.definition.input_schema, limits);
+    let mut entry = json!({
+        "name": o.wire_name,
+        "description": o.tool.definition.description,
+    });
+    entry["parameters"] = parameters;
+    (entry, notes)
 }
 
 /// The empty arguments an absent `args` stands for.

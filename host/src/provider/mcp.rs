@@ -27,38 +27,33 @@ use super::{
     join,
 };
 
-/// The `tools/list` result.
-pub(crate) fn tools<'a>(offered: impl Iterator<Item = Offered<'a>>) -> Value {
-    let tools: Vec<Value> = offered
-        .map(|o| {
-            let definition = &o.tool.definition;
-            let hints = &definition.annotations;
-            let mut annotations = json!({
-                "readOnlyHint": hints.read_only,
-                "idempotentHint": hints.idempotent,
-            });
-            if hints.destructive {
-                annotations["destructiveHint"] = json!(true);
-            }
-            if hints.open_world {
-                annotations["openWorldHint"] = json!(true);
-            }
-            let mut tool = json!({
-                "name": o.wire_name,
-                "description": definition.description,
-            });
-            tool["inputSchema"] = definition.input_schema.clone();
-            tool["annotations"] = annotations;
-            if let Some(title) = &definition.title {
-                tool["title"] = json!(title);
-            }
-            if let Some(schema) = &definition.output_schema {
-                tool["outputSchema"] = schema.clone();
-            }
-            tool
-        })
-        .collect();
-    super::object("tools", tools)
+/// One tool's entry in the `tools` array of the `tools/list` result.
+pub(crate) fn entry(o: Offered<'_>) -> Value {
+    let definition = &o.tool.definition;
+    let hints = &definition.annotations;
+    let mut annotations = json!({
+        "readOnlyHint": hints.read_only,
+        "idempotentHint": hints.idempotent,
+    });
+    if hints.destructive {
+        annotations["destructiveHint"] = json!(true);
+    }
+    if hints.open_world {
+        annotations["openWorldHint"] = json!(true);
+    }
+    let mut tool = json!({
+        "name": o.wire_name,
+        "description": definition.description,
+    });
+    tool["inputSchema"] = definition.input_schema.clone();
+    tool["annotations"] = annotations;
+    if let Some(title) = &definition.title {
+        tool["title"] = json!(title);
+    }
+    if let Some(schema) = &definition.output_schema {
+        tool["outputSchema"] = schema.clone();
+    }
+    tool
 }
 
 /// The empty arguments an absent `arguments` stands for.

@@ -32,37 +32,29 @@ use super::{
     join,
 };
 
-/// The Chat Completions `tools` array.
-pub(crate) fn chat_tools<'a>(offered: impl Iterator<Item = Offered<'a>>) -> Value {
-    offered
-        .map(|o| {
-            let mut entry = json!({
-                "type": "function",
-                "function": {
-                    "name": o.wire_name,
-                    "description": o.tool.definition.description,
-                },
-            });
-            entry["function"]["parameters"] = o.tool.definition.input_schema.clone();
-            entry
-        })
-        .collect()
+/// One tool's entry in the Chat Completions `tools` array.
+pub(crate) fn chat_entry(o: Offered<'_>) -> Value {
+    let mut entry = json!({
+        "type": "function",
+        "function": {
+            "name": o.wire_name,
+            "description": o.tool.definition.description,
+        },
+    });
+    entry["function"]["parameters"] = o.tool.definition.input_schema.clone();
+    entry
 }
 
-/// The Responses `tools` array.
-pub(crate) fn responses_tools<'a>(offered: impl Iterator<Item = Offered<'a>>) -> Value {
-    offered
-        .map(|o| {
-            let mut entry = json!({
-                "type": "function",
-                "name": o.wire_name,
-                "description": o.tool.definition.description,
-                "strict": false,
-            });
-            entry["parameters"] = o.tool.definition.input_schema.clone();
-            entry
-        })
-        .collect()
+/// One tool's entry in the Responses `tools` array.
+pub(crate) fn responses_entry(o: Offered<'_>) -> Value {
+    let mut entry = json!({
+        "type": "function",
+        "name": o.wire_name,
+        "description": o.tool.definition.description,
+        "strict": false,
+    });
+    entry["parameters"] = o.tool.definition.input_schema.clone();
+    entry
 }
 
 /// The calls of a Chat Completions response.

@@ -20,7 +20,7 @@ const RUN: &str = "shell/exec.run";
 
 /// A source whose tools never run: these tests stop before the invoker.
 #[derive(Debug)]
-struct Inert;
+pub(super) struct Inert;
 
 impl ToolSource for Inert {
     fn kind(&self) -> &'static str {
@@ -43,7 +43,7 @@ impl ToolSource for Inert {
     }
 }
 
-fn pending(server: &str, name: &str, schema: Value) -> PendingTool {
+pub(super) fn pending(server: &str, name: &str, schema: Value) -> PendingTool {
     PendingTool {
         server: server.into(),
         definition: ToolDefinition {

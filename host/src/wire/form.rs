@@ -25,7 +25,7 @@ const BASE32: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
 
 /// The hash lengths a name moves through when it clashes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct HashLens {
+pub(crate) struct HashLens {
     /// The length at level 0.
     base: usize,
     /// The longest; after it comes the fallback.
@@ -42,7 +42,7 @@ impl HashLens {
     /// Lengths from `base` doubling up to `max`, for tests that force
     /// clashes.
     #[cfg(test)]
-    pub(super) fn new(base: usize, max: usize) -> Self {
+    pub(crate) fn new(base: usize, max: usize) -> Self {
         assert!(0 < base && base <= max && max <= FULL_HASH_LEN);
         HashLens { base, max }
     }

@@ -128,6 +128,29 @@ proptest! {
         }
     }
 
+    /// A codec built from names whose own wire names are already known,
+    /// in any order and with repeats, is the codec built from the names.
+    #[test]
+    fn a_codec_from_known_wire_names_is_the_codec_of_the_names(
+        rule in rule(),
+        names in prop::collection::vec(any_name(), 0..40),
+        repeat in any::<prop::sample::Index>(),
+    ) {
+        let mut names: Vec<&str> = names.iter().map(String::as_str).collect();
+        if !names.is_empty() {
+            names.push(names[repeat.index(names.len())]);
+        }
+        let pairs = names
+            .iter()
+            .map(|name| (Arc::from(*name), Arc::from(rule.wire_name(name))))
+            .collect();
+        let known = WireCodec::from_own_names(rule, pairs);
+        let computed = WireCodec::new(rule, names.iter().copied());
+        prop_assert!(known.iter().eq(computed.iter()));
+        prop_assert_eq!(known.all_own(), computed.all_own());
+        assert_bijection(&known, &names);
+    }
+
     /// Names built to be confused with one another stay apart, valid and
     /// stable.
     #[test]

@@ -326,3 +326,18 @@ fn a_clashing_pair_leaves_the_others_alone() {
         );
     }
 }
+
+#[test]
+fn a_codec_says_whether_a_clash_gave_a_name_another_wire_name() {
+    let names = same_prefix(40);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    for rule in [WireRule::Strict, WireRule::Gemini, WireRule::Mcp] {
+        let codec = WireCodec::new(rule, names.iter().copied());
+        assert!(codec.all_own(), "{rule:?}");
+        // 40 names of one prefix and 32 one-character hashes: some clash.
+        let forced = WireCodec::with_lens(rule, names.iter().copied(), HashLens::new(1, 2));
+        assert!(!forced.all_own(), "{rule:?}");
+        let alone = WireCodec::with_lens(rule, names[..1].iter().copied(), HashLens::new(1, 2));
+        assert!(alone.all_own(), "{rule:?}");
+    }
+}

@@ -1,0 +1,133 @@
+//! Encoding the tools of one request for one provider: the codec and the
+//! payload.
+//!
+//! Invariants:
+//! - **Offered once, in order.** Each distinct tool given appears once,
+//!   at its first place, under the wire name the request's codec gives it.
+//! - **Byte for byte what the adapter builds.** Each entry is the one the
+//!   provider's adapter builds for the tool and that wire name: kept from
+//!   an earlier request ([`super::cache`]) when the name is the tool's own,
+//!   built afresh when a clash gave it another.
+//! - **Linear in the tools offered.** Per tool: a few shared-pointer
+//!   copies and one hash-table insertion (the codec's decode table); the
+//!   tool's own wire name and entry are made once for its life, on the
+//!   first request that offers it. Tools given in registry order (sorted,
+//!   distinct) need no set to drop repeats.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::Provider;
+use super::cache::{Encoded, ToolCache};
+use super::gemini_schema::{SchemaLimits, SchemaRewrite};
+use super::payload::ToolsPayload;
+use crate::registry::RegisteredTool;
+use crate::wire::WireCodec;
+
+/// One tool as an adapter offers it: the entry and its wire name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Offered<'a> {
+    pub wire_name: &'a str,
+    pub tool: &'a RegisteredTool,
+}
+
+/// The tools of one request, encoded for one provider.
+#[derive(Debug, Clone)]
+pub struct EncodedRequest {
+    /// The provider they are encoded for.
+    pub provider: Provider,
+    /// The request's codec: decode this request's calls with it.
+    pub codec: WireCodec,
+    /// The provider's tools payload (see each adapter for its shape):
+    /// serialise it into the request body. It reads as a [`Value`] too.
+    pub tools: ToolsPayload,
+    /// For each tool whose schema was rewritten for the provider (Gemini
+    /// only), what was rewritten and what that loses, by registry name
+    /// (shared with the tool's cache: read them as before, `r.tool`,
+    /// `r.rewrites`).
+    pub rewrites: Vec<Arc<ToolRewrites>>,
+}
+
+impl EncodedRequest {
+    /// Each offered tool's entry in [`EncodedRequest::tools`], in the
+    /// order the tools were offered.
+    pub fn entries(&self) -> Vec<&Value> {
+        self.tools.entries()
+    }
+}
+
+/// What the schema adapter changed in one tool's input schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolRewrites {
+    /// The tool's registry name.
+    pub tool: String,
+    /// Each rewrite, in schema order.
+    pub rewrites: Vec<SchemaRewrite>,
+}
+
+/// `tools` for `provider`, as [`Provider::encode_tools_with`] describes.
+pub(super) fn encode<'a>(
+    provider: Provider,
+    tools: impl IntoIterator<Item = &'a RegisteredTool>,
+    limits: SchemaLimits,
+) -> EncodedRequest {
+    let mut tools: Vec<&RegisteredTool> = tools.into_iter().collect();
+    if !tools.is_sorted_by(|a, b| a.name.as_str() < b.name.as_str()) {
+        let mut seen = HashSet::with_capacity(tools.len());
+        tools.retain(|tool| seen.insert(tool.name.as_str()));
+    }
+    let caches: Vec<&ToolCache> = tools.iter().map(|tool| ToolCache::of(tool)).collect();
+    let rule = provider.rule();
+    let own = caches
+        .iter()
+        .map(|cache| (cache.name().clone(), cache.wire(rule).clone()))
+        .collect();
+    let codec = WireCodec::from_own_names(rule, own);
+    assemble(provider, &tools, &caches, codec, limits)
+}
+
+/// The request offering `tools` (distinct, with their `caches`) under
+/// `codec`'s names.
+pub(super) fn assemble(
+    provider: Provider,
+    tools: &[&RegisteredTool],
+    caches: &[&ToolCache],
+    codec: WireCodec,
+    limits: SchemaLimits,
+) -> EncodedRequest {
+    let rule = provider.rule();
+    let keep = provider != Provider::Gemini || limits == SchemaLimits::DEFAULT;
+    let all_own = codec.all_own();
+    let mut entries = Vec::with_capacity(tools.len());
+    let mut rewrites = Vec::new();
+    for (tool, cache) in tools.iter().zip(caches) {
+        let own: &str = cache.wire(rule);
+        let wire_name = if all_own {
+            own
+        } else {
+            codec
+                .encode(tool.name.as_str())
+                .expect("the codec was built from these names")
+        };
+        let offered = Offered { wire_name, tool };
+        let encoded = if keep && (all_own || wire_name == own) {
+            cache
+                .entry(provider, || Encoded::build(provider, offered, limits))
+                .clone()
+        } else {
+            Arc::new(Encoded::build(provider, offered, limits))
+        };
+        if let Some(changed) = &encoded.rewrites {
+            rewrites.push(changed.clone());
+        }
+        entries.push(encoded);
+    }
+    EncodedRequest {
+        provider,
+        codec,
+        tools: ToolsPayload::new(provider, entries),
+        rewrites,
+    }
+}
