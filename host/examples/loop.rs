@@ -35,8 +35,12 @@ async fn one_turn(
 
     // 2. The tools to offer, in the provider's format, with the codec that
     //    maps this request's wire names back to registry names.
+    //    `request.tools.to_string()` is the compact JSON of the request
+    //    body's tools (written from text cached per tool, so 10,000 tools
+    //    take under a millisecond); `write_json` streams it instead.
     let request = host.offer(provider);
-    let _tools_for_the_request_body = &request.tools;
+    let tools_json = request.tools.to_string();
+    eprintln!("offering {} bytes of tools", tools_json.len());
 
     // 3. The model's answer (here, recorded) ...
     let response: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(response)?)?;
