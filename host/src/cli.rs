@@ -16,6 +16,7 @@
 mod pins;
 mod plugins;
 mod replay;
+mod workflow;
 
 use std::fmt::Write as _;
 use std::io::{Read as _, Write as _};
@@ -93,6 +94,10 @@ enum Command {
         /// provider's format (openai-chat, openai-responses, anthropic, gemini, bedrock, mcp).
         #[arg(long, value_name = "P")]
         provider: Option<Provider>,
+        /// Also register and list the twelve intrinsics (create_plan, ..., emit_ui), under
+        /// their bare names.
+        #[arg(long)]
+        intrinsics: bool,
     },
     /// List every loaded plugin: its component's sha256 and whether it is pinned, its tool count, and exactly what it is granted.
     Plugins {
@@ -102,7 +107,8 @@ enum Command {
     },
     /// Make one validated call and print the result as an untrusted block.
     Call {
-        /// The tool's full name, <plugin>/<server>.<tool>.
+        /// The tool's full name, <plugin>/<server>.<tool>, or with --workflow an intrinsic's
+        /// bare name (create_plan, ...).
         name: String,
         /// The arguments as a JSON object; `-` reads them from standard input.
         #[arg(default_value = "{}", value_name = "ARGS_JSON")]
@@ -113,6 +119,19 @@ enum Command {
         /// Print the outcome as JSON (result or error, and the rendered block).
         #[arg(long)]
         json: bool,
+        /// Run an intrinsic against the workflow state in this file (a new task if it is
+        /// missing): its command is applied and the new state written atomically; a refused
+        /// call leaves the file as it was.
+        #[arg(long, value_name = "STATE.json")]
+        workflow: Option<PathBuf>,
+        /// With --workflow, the acting participant the host binds to the call.
+        #[arg(long, value_name = "ID", requires = "workflow")]
+        actor: Option<String>,
+    },
+    /// Work with recorded workflows.
+    Workflow {
+        #[command(subcommand)]
+        action: WorkflowAction,
     },
     /// Run what a model asked for: the tool calls of a recorded provider response (one JSON
     /// document, or JSON Lines of turns), one loop iteration per turn, through the registry and
@@ -138,6 +157,19 @@ enum Command {
     Mcp {
         #[command(subcommand)]
         action: McpAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum WorkflowAction {
+    /// Replay a recorded command list (JSON Lines of workflow commands) from a new task and
+    /// print the final state as JSON. Exit code 1 at the first refused command.
+    Apply {
+        /// The commands, one JSON object per line.
+        file: PathBuf,
+        /// Start from this workflow state instead of a new task.
+        #[arg(long, value_name = "STATE.json")]
+        from: Option<PathBuf>,
     },
 }
 
@@ -264,6 +296,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp {
             action: McpAction::Import { file, wasm },
         } => return pins::import(file, wasm),
+        Command::Workflow {
+            action: WorkflowAction::Apply { file, from },
+        } => return workflow::apply(file, from.as_deref()),
         _ => None,
     };
     let config = Config::load(&cli.config)?;
@@ -287,6 +322,23 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     builder.lock_file(tiny_harness_host::pin::lock_path(&config.path), cli.locked)?;
     builder.load_config(&config).await?;
+    let intrinsics = matches!(
+        cli.command,
+        Command::Tools {
+            intrinsics: true,
+            ..
+        } | Command::Call {
+            workflow: Some(_),
+            ..
+        }
+    );
+    if intrinsics {
+        let skills = match &config.skills_root {
+            Some(root) => tiny_harness_host::Skills::open(root)?,
+            None => tiny_harness_host::Skills::none(),
+        };
+        builder.intrinsics(tiny_harness_host::IntrinsicSource::new(skills))?;
+    }
     let host = builder.build();
     host.save_lock()?;
     let quiet = matches!(cli.command, Command::Plugins { .. });
@@ -325,6 +377,7 @@ async fn command(
         Command::Tools {
             json,
             provider: Some(provider),
+            ..
         } => {
             print_wire_tools(&host, provider, json)?;
             Ok(ExitCode::SUCCESS)
@@ -348,7 +401,24 @@ async fn command(
         Command::Pins {
             action: PinsAction::Update { server },
         } => pins::update(&host, server.as_deref()).await,
-        Command::Mcp { .. } => unreachable!("handled before the config is loaded"),
+        Command::Mcp { .. } | Command::Workflow { .. } => {
+            unreachable!("handled before the config is loaded")
+        }
+        Command::Call {
+            name,
+            id,
+            json,
+            workflow: Some(state),
+            actor,
+            ..
+        } => {
+            let call = ToolCall {
+                id,
+                name,
+                arguments: arguments.unwrap_or_default(),
+            };
+            workflow::call(&host, &call, &state, actor.as_deref(), json).await
+        }
         Command::Call { name, id, json, .. } => {
             let call = ToolCall {
                 id,
@@ -474,7 +544,11 @@ fn print_tools(host: &Host, json: bool) -> anyhow::Result<()> {
             } else {
                 "no"
             },
-            one_line(t.name.plugin()),
+            if t.name.is_bare() {
+                t.source.kind().into()
+            } else {
+                one_line(t.name.plugin())
+            },
             t.schema_hash().as_str(),
             one_line(&description)
         );

@@ -22,6 +22,13 @@
 //! schema_kib = 256                   #   largest schema; default 256
 //! schema_cost = 1000                 #   costliest schema to evaluate
 //! registration_kib = 8192            #   all of it together; default 8192
+//! http_response_kib = 4096           # outbound HTTP: one response body; default 4096
+//! http_request_kib = 4096            #   one request body; default 4096
+//! http_timeout_ms = 30000            #   one request, body included; default 30000
+//! http_requests = 32                 #   requests per call (redirects count); default 32
+//! program_cpu_seconds = 3600         # each program it starts: CPU seconds per
+//! program_memory_mib = 4096          #   process, address space per process,
+//! program_processes = 256            #   processes at once; defaults as shown
 //!
 //! [plugins.fs.grants]                # everything is denied unless granted here
 //! env = ["HOME"]                     # env vars passed through by name (also to
@@ -37,6 +44,9 @@
 //!
 //! [plugins.fs.config]                # the plugin's own settings, passed as JSON
 //! root = "/workspace"
+//!
+//! [skills]                           # optional: where the intrinsics read skills
+//! root = "skills"                    # a directory of <name>/SKILL.md skills
 //! ```
 //!
 //! Invariants: every error names the file, the line and the key; unknown
@@ -70,6 +80,9 @@ pub struct Config {
     pub path: PathBuf,
     /// The plugins, ordered by name.
     pub plugins: Vec<PluginSpec>,
+    /// The skills root (`[skills] root`), resolved against the config's
+    /// directory, if set.
+    pub skills_root: Option<PathBuf>,
 }
 
 /// A config that cannot be used, with where and why.
@@ -89,6 +102,13 @@ pub struct ConfigError {
 struct RawConfig {
     #[serde(default)]
     plugins: BTreeMap<Spanned<String>, RawPlugin>,
+    skills: Option<RawSkills>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSkills {
+    root: Spanned<String>,
 }
 
 #[derive(Deserialize)]
@@ -122,6 +142,13 @@ struct RawLimits {
     schema_kib: Option<Spanned<u64>>,
     schema_cost: Option<Spanned<u64>>,
     registration_kib: Option<Spanned<u64>>,
+    program_cpu_seconds: Option<Spanned<u64>>,
+    program_memory_mib: Option<Spanned<u64>>,
+    program_processes: Option<Spanned<u64>>,
+    http_response_kib: Option<Spanned<u64>>,
+    http_request_kib: Option<Spanned<u64>>,
+    http_timeout_ms: Option<Spanned<u64>>,
+    http_requests: Option<Spanned<u64>>,
 }
 
 /// The highest value each `[plugins.<name>.limits]` key takes (the lowest
@@ -156,6 +183,20 @@ pub mod max {
     pub const SCHEMA_COST: u64 = 1 << 32;
     /// `registration_kib`: 1 GiB.
     pub const REGISTRATION_KIB: u64 = 1 << 20;
+    /// `program_cpu_seconds`: one day.
+    pub const PROGRAM_CPU_SECONDS: u64 = 86_400;
+    /// `program_memory_mib`: 1 TiB of address space.
+    pub const PROGRAM_MEMORY_MIB: u64 = 1 << 20;
+    /// `program_processes`.
+    pub const PROGRAM_PROCESSES: u64 = 65_536;
+    /// `http_response_kib`: 1 GiB.
+    pub const HTTP_RESPONSE_KIB: u64 = 1 << 20;
+    /// `http_request_kib`: 1 GiB.
+    pub const HTTP_REQUEST_KIB: u64 = 1 << 20;
+    /// `http_timeout_ms`: one hour.
+    pub const HTTP_TIMEOUT_MS: u64 = 3_600_000;
+    /// `http_requests` per call.
+    pub const HTTP_REQUESTS: u64 = 4096;
 }
 
 impl Config {
@@ -196,9 +237,20 @@ impl Config {
         for (name, raw) in raw.plugins {
             plugins.push(checker.plugin(base, name, raw)?);
         }
+        let skills_root = match raw.skills {
+            None => None,
+            Some(skills) if skills.root.get_ref().trim().is_empty() => {
+                return Err(checker.at(
+                    &skills.root,
+                    "skills.root: must name the directory that holds the skills",
+                ));
+            }
+            Some(skills) => Some(base.join(skills.root.get_ref())),
+        };
         Ok(Config {
             path: path.to_owned(),
             plugins,
+            skills_root,
         })
     }
 }
@@ -294,6 +346,7 @@ impl Checker<'_> {
                 }
             };
         }
+        grants.program_limits = self.program_limits(&raw.limits, &key)?;
         let config = match raw.config {
             None => serde_json::Value::Object(Default::default()),
             Some(table) => toml_to_json(toml::Value::Table(table)),
@@ -305,7 +358,50 @@ impl Checker<'_> {
             grants,
             limits,
             config,
+            resolver: std::sync::Arc::new(crate::http::SystemResolver),
         })
+    }
+
+    /// The `program_*` limits: what each program the host starts for the
+    /// plugin may use.
+    fn program_limits(
+        &self,
+        raw: &RawLimits,
+        key: &dyn Fn(&str) -> String,
+    ) -> Result<crate::confine::Rlimits, ConfigError> {
+        let mut limits = crate::confine::Rlimits::default();
+        // Each key: where it is, its maximum, the field, and the shift
+        // from the config's unit to the field's.
+        type ProgramKey<'a> = (&'a str, &'a Option<Spanned<u64>>, u64, &'a mut u64, u32);
+        let keys: [ProgramKey<'_>; 3] = [
+            (
+                "program_cpu_seconds",
+                &raw.program_cpu_seconds,
+                max::PROGRAM_CPU_SECONDS,
+                &mut limits.cpu_seconds,
+                0,
+            ),
+            (
+                "program_memory_mib",
+                &raw.program_memory_mib,
+                max::PROGRAM_MEMORY_MIB,
+                &mut limits.address_space,
+                20,
+            ),
+            (
+                "program_processes",
+                &raw.program_processes,
+                max::PROGRAM_PROCESSES,
+                &mut limits.processes,
+                0,
+            ),
+        ];
+        for (name, value, max, field, shift) in keys {
+            if let Some(value) = value {
+                *field = self.in_range(value, max, &key(&format!("limits.{name}")))? << shift;
+            }
+        }
+        Ok(limits)
     }
 
     fn limits(&self, raw: &RawLimits, key: &dyn Fn(&str) -> String) -> Result<Limits, ConfigError> {
@@ -313,7 +409,7 @@ impl Checker<'_> {
         // Each key: where it is, its maximum, and how a value (already in
         // range) sets the limit.
         let size = |value: u64, shift: u32| usize::try_from(value << shift).unwrap_or(usize::MAX);
-        let keys: [LimitKey<'_>; 14] = [
+        let keys: [LimitKey<'_>; 18] = [
             ("memory_mib", &raw.memory_mib, max::MEMORY_MIB, &|l, v| {
                 l.memory_bytes = size(v, 20)
             }),
@@ -373,6 +469,30 @@ impl Checker<'_> {
                 &raw.registration_kib,
                 max::REGISTRATION_KIB,
                 &|l, v| l.registration.total_bytes = size(v, 10),
+            ),
+            (
+                "http_response_kib",
+                &raw.http_response_kib,
+                max::HTTP_RESPONSE_KIB,
+                &|l, v| l.http.response_bytes = size(v, 10),
+            ),
+            (
+                "http_request_kib",
+                &raw.http_request_kib,
+                max::HTTP_REQUEST_KIB,
+                &|l, v| l.http.request_bytes = size(v, 10),
+            ),
+            (
+                "http_timeout_ms",
+                &raw.http_timeout_ms,
+                max::HTTP_TIMEOUT_MS,
+                &|l, v| l.http.timeout = Duration::from_millis(v),
+            ),
+            (
+                "http_requests",
+                &raw.http_requests,
+                max::HTTP_REQUESTS,
+                &|l, v| l.http.requests = size(v, 0),
             ),
         ];
         for (name, value, max, set) in keys {

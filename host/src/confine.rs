@@ -11,7 +11,10 @@
 //!   of the plugin's `net` grants and `bind` to none; with no `net` grant
 //!   the child also gets a network namespace of its own (no interface but
 //!   its own loopback), where the kernel allows one.
-//! - `no_new_privs`, and resource limits ([`Rlimits`]).
+//! - `no_new_privs`, and resource limits ([`Rlimits`]): CPU seconds,
+//!   address space, file size, open files; the number of processes through
+//!   the program's control group ([`cgroup`]), which also lets the host kill
+//!   every process it started, those that left its process group included.
 //!
 //! Invariants:
 //! - Fail closed: where the kernel lacks what confinement needs (Landlock
@@ -20,10 +23,12 @@
 //! - Everything that allocates happens in the parent ([`Policy::prepare`]);
 //!   the child, between `fork` and `exec`, makes only system calls.
 
+pub mod cgroup;
 #[cfg(target_os = "linux")]
 mod linux;
 mod run;
 
+pub use cgroup::{Contained, Containment};
 pub use run::{Exited, RunOutput, Stdio3, run};
 #[cfg(test)]
 mod tests;
@@ -87,24 +92,46 @@ pub const SYSTEM_READ: &[&str] = &[
 /// go nowhere).
 pub const SYSTEM_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/tty"];
 
-/// Resource limits of a confined program (`setrlimit`, soft and hard).
+/// Resource limits of a program the host starts (`setrlimit`, soft and
+/// hard, inherited by everything it starts; the process count is its
+/// control group's `pids.max`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Rlimits {
+    /// CPU seconds each of its processes may use (`RLIMIT_CPU`).
+    pub cpu_seconds: u64,
+    /// Virtual memory each of its processes may map (`RLIMIT_AS`), bytes.
+    pub address_space: u64,
     /// Largest file it may write, in bytes.
     pub file_size: u64,
     /// Most descriptors it may hold open.
     pub open_files: u64,
     /// Core dumps: none.
     pub core: u64,
+    /// Most processes it may have at once, itself included (where the host
+    /// can make a control group).
+    pub processes: u64,
+}
+
+impl Rlimits {
+    /// One hour of CPU per process.
+    pub const DEFAULT_CPU_SECONDS: u64 = 3600;
+    /// 4 GiB of address space per process (Node.js and CPython start in
+    /// well under 1 GiB).
+    pub const DEFAULT_ADDRESS_SPACE: u64 = 4 << 30;
+    /// 256 processes.
+    pub const DEFAULT_PROCESSES: u64 = 256;
 }
 
 impl Default for Rlimits {
     fn default() -> Self {
         Rlimits {
+            cpu_seconds: Self::DEFAULT_CPU_SECONDS,
+            address_space: Self::DEFAULT_ADDRESS_SPACE,
             file_size: 1 << 30,
             open_files: 1024,
             core: 0,
+            processes: Self::DEFAULT_PROCESSES,
         }
     }
 }

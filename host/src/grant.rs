@@ -18,7 +18,7 @@
 mod exec;
 mod net;
 
-pub use exec::{ExecDenied, ExecGrant, find_program};
+pub use exec::{ArgPatterns, ExecDenied, ExecGrant, find_program};
 pub use net::{NetDenied, NetGrant, find_net};
 
 /// `text` as a TOML basic string, quotes included: `"` and `\` escaped, and

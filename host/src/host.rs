@@ -27,6 +27,7 @@ use guard::Guarded;
 use lockfile::LockState;
 
 use crate::config::{Config, ConfigError};
+use crate::intrinsic::{IntrinsicSource, Workflow, WorkflowCommand};
 use crate::invoke::{CallOutcome, Invoker, ToolCall};
 use crate::journal::Journal;
 use crate::mcp::{Launch, McpSource, SourceLimits, State};
@@ -298,6 +299,26 @@ impl HostBuilder {
         Ok(count)
     }
 
+    /// Registers the twelve intrinsics under their bare names, reading
+    /// skills through `intrinsics`' skills root. A host has none unless
+    /// this is called. Returns how many tools it added.
+    pub fn intrinsics(&mut self, intrinsics: IntrinsicSource) -> Result<usize, HostError> {
+        let mut next = self.registry.clone();
+        let count = next
+            .register_bare(
+                crate::intrinsic::SOURCE_LABEL,
+                IntrinsicSource::pending(),
+                Arc::new(intrinsics),
+                &RegistrationLimits::default(),
+            )
+            .map_err(|source| HostError::Registry {
+                plugin: crate::intrinsic::SOURCE_LABEL.to_owned(),
+                source,
+            })?;
+        self.registry = next;
+        Ok(count)
+    }
+
     /// Records every call the host will make in `journal`.
     pub fn journal(&mut self, journal: Arc<Journal>) -> &mut Self {
         self.journal = Some(journal);
@@ -391,8 +412,55 @@ impl Host {
         self.invoker.invoke(call).await
     }
 
+    /// Runs one call of an intrinsic against a task's `workflow`, for the
+    /// acting participant `actor` (bound here, never read from the
+    /// arguments). The call goes through the invoker like any other; when
+    /// it succeeds, its command is applied to `workflow` and returned, and
+    /// when it is refused anywhere, `workflow` is left exactly as it was.
+    /// The outcome holds the result the model reads next turn.
+    pub async fn call_intrinsic(
+        &self,
+        call: &ToolCall,
+        workflow: &mut Workflow,
+        actor: Option<&str>,
+    ) -> IntrinsicOutcome {
+        let (outcome, command) = crate::intrinsic::bind(workflow, actor, self.invoke(call)).await;
+        let Some(command) = command.filter(|_| !outcome.is_error()) else {
+            return IntrinsicOutcome {
+                outcome,
+                command: None,
+            };
+        };
+        match workflow.apply(&command) {
+            Ok(_) => IntrinsicOutcome {
+                outcome,
+                command: Some(command),
+            },
+            Err(error) => IntrinsicOutcome {
+                outcome: CallOutcome::new(
+                    outcome.call_id,
+                    outcome.tool,
+                    Err(crate::intrinsic::source::apply_error(&error)),
+                ),
+                command: None,
+            },
+        }
+    }
+
     /// Runs one validated call that a provider made under `wire_name`.
     pub async fn invoke_as(&self, call: &ToolCall, wire_name: Option<&str>) -> CallOutcome {
         self.invoker.invoke_as(call, wire_name).await
     }
+}
+
+/// What [`Host::call_intrinsic`] did: the call's outcome (the result the
+/// model reads next turn) and the command it applied, if any.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct IntrinsicOutcome {
+    /// The outcome, as for any call.
+    pub outcome: CallOutcome,
+    /// The command applied to the workflow: `None` for a read-only
+    /// intrinsic, a refused call, or a call of a tool that is not one.
+    pub command: Option<WorkflowCommand>,
 }

@@ -38,8 +38,10 @@
 //! Modules, lowest layer first: [`tool`] (plain data), [`display`] and
 //! [`file`] (text for terminals, files from outside), [`schema`],
 //! [`source`], [`registry`], [`grant`] (programs and network
-//! destinations), [`pin`] (definition hashes, the lock file), [`plugin`]
-//! (everything wasmtime), [`mcp`] (everything rmcp), [`render`],
+//! destinations), [`http`] (outbound HTTP under those grants), [`pin`]
+//! (definition hashes, the lock file), [`plugin`] (everything wasmtime),
+//! [`mcp`] (everything rmcp), [`render`],
+//! [`intrinsic`] (the twelve intrinsic tools, the workflow and skills),
 //! [`invoke`], [`journal`], [`wire`] (names providers accept), [`provider`]
 //! (each provider's tools, calls and results), [`config`], [`host`] (the
 //! facade). The `tiny-harness` binary is a thin
@@ -56,6 +58,8 @@ pub mod display;
 pub mod file;
 pub mod grant;
 pub mod host;
+pub mod http;
+pub mod intrinsic;
 pub mod invoke;
 pub mod journal;
 pub mod mcp;
@@ -71,7 +75,8 @@ pub mod wire;
 
 pub use config::{Config, ConfigError};
 pub use file::FileError;
-pub use host::{Host, HostBuilder, HostError, Turn, TurnError};
+pub use host::{Host, HostBuilder, HostError, IntrinsicOutcome, Turn, TurnError};
+pub use intrinsic::{IntrinsicError, IntrinsicSource, Skills, Workflow, WorkflowCommand};
 pub use invoke::{CallOutcome, Invoker, ToolCall};
 pub use journal::Journal;
 pub use plugin::{

@@ -15,6 +15,14 @@
 //!   snapshots, and a call keeps the one it started with.
 //! - Where a tool runs is a [`ToolSource`]; the registry knows no kind of
 //!   source by name.
+//! - A source may instead register its tools under **bare names**
+//!   ([`ToolName::bare`], [`Registry::register_bare`]): the tool name
+//!   alone, such as `create_plan`. A bare name is a tool name, so it never
+//!   holds a `/`, while every `<plugin>/<server>.<tool>` does: no source
+//!   registered under a plugin name can pose as, or collide with, a tool
+//!   of a bare-named source. Bare-named sources are kept apart from
+//!   plugins ([`Registry::bare_sources`]) and their names take no plugin
+//!   namespace.
 //! - What a source registers is bounded ([`RegistrationLimits`]): how many
 //!   tools and servers, how long each description and title, how large and
 //!   how costly to evaluate each schema, and how large the whole. A source
@@ -57,15 +65,33 @@ impl ToolName {
         })
     }
 
-    /// `<plugin>/<server>.<tool>`.
+    /// A bare name: the tool name alone (checked as a tool name, so it
+    /// holds no `/`), with empty plugin and server parts. Only
+    /// [`Registry::register_bare`] registers such names.
+    pub fn bare(tool: &str) -> Result<Self, RegistryError> {
+        check_tool_name(tool)?;
+        Ok(ToolName {
+            full: tool.to_owned(),
+            plugin: String::new(),
+            server: String::new(),
+            tool: tool.to_owned(),
+        })
+    }
+
+    /// True for a bare name (see [`ToolName::bare`]).
+    pub fn is_bare(&self) -> bool {
+        self.plugin.is_empty()
+    }
+
+    /// `<plugin>/<server>.<tool>`, or the tool name alone for a bare name.
     pub fn as_str(&self) -> &str {
         &self.full
     }
-    /// The plugin part, as the host config names it.
+    /// The plugin part, as the host config names it (empty for a bare name).
     pub fn plugin(&self) -> &str {
         &self.plugin
     }
-    /// The server part.
+    /// The server part (empty for a bare name).
     pub fn server(&self) -> &str {
         &self.server
     }
@@ -231,6 +257,9 @@ pub struct Registry {
     /// Servers of a registered source that another source runs (an MCP
     /// server a plugin declared), by plugin and server name.
     servers: BTreeMap<(String, String), Arc<dyn ToolSource>>,
+    /// Sources whose tools have bare names, by the source's own label
+    /// (never a plugin name: the two namespaces are apart).
+    bare: BTreeMap<String, Arc<dyn ToolSource>>,
 }
 
 impl Registry {
@@ -256,11 +285,50 @@ impl Registry {
         if self.sources.contains_key(name) {
             return Err(RegistryError::DuplicatePlugin(name.to_owned()));
         }
-        let batch = self.batch(name, tools, &source, limits, 0)?;
+        let batch = self.batch(name, tools, &source, limits, 0, false)?;
         let count = batch.len();
         self.tools.extend(batch);
         self.sources.insert(name.to_owned(), source);
         Ok(count)
+    }
+
+    /// Registers all of one source's tools under bare names (each
+    /// definition's name alone, see [`ToolName::bare`]), or none of them.
+    ///
+    /// `label` names the source for people and in limit errors; it is not
+    /// part of any tool name and takes no plugin name. Every pending tool
+    /// must have an empty server part. Names, limits, schemas and
+    /// duplicates are checked as [`Registry::register`] checks them.
+    pub fn register_bare(
+        &mut self,
+        label: &str,
+        tools: Vec<PendingTool>,
+        source: Arc<dyn ToolSource>,
+        limits: &RegistrationLimits,
+    ) -> Result<usize, RegistryError> {
+        check_segment("source", label)?;
+        if self.bare.contains_key(label) {
+            return Err(RegistryError::DuplicatePlugin(label.to_owned()));
+        }
+        if let Some(other) = tools.iter().find(|t| !t.server.is_empty()) {
+            return Err(RegistryError::InvalidName {
+                what: "server",
+                name: crate::display::one_line(&other.server).into_owned(),
+                reason: "a bare-named tool has no server part".to_owned(),
+            });
+        }
+        let batch = self.batch(label, tools, &source, limits, 0, true)?;
+        let count = batch.len();
+        self.tools.extend(batch);
+        self.bare.insert(label.to_owned(), source);
+        Ok(count)
+    }
+
+    /// Every source registered with [`Registry::register_bare`], by label.
+    pub fn bare_sources(&self) -> impl Iterator<Item = (&str, &Arc<dyn ToolSource>)> {
+        self.bare
+            .iter()
+            .map(|(label, source)| (label.as_str(), source))
     }
 
     /// Adds server `server` to the registered source `name`, its tools run
@@ -305,7 +373,7 @@ impl Registry {
             .values()
             .filter(|t| t.name.plugin() == name)
             .count();
-        let batch = self.batch(name, tools, &source, limits, others)?;
+        let batch = self.batch(name, tools, &source, limits, others, false)?;
         let count = batch.len();
         self.tools.extend(batch);
         self.servers.insert(key, source);
@@ -353,13 +421,14 @@ impl Registry {
             .values()
             .filter(|t| t.name.plugin() == name)
             .count();
-        let batch = next.batch(name, tools, &source, limits, others)?;
+        let batch = next.batch(name, tools, &source, limits, others, false)?;
         next.tools.extend(batch);
         Ok(next)
     }
 
     /// Checks and compiles one source's tools into entries, refusing names
     /// already here; `already` is how many tools the source keeps besides.
+    /// With `bare`, each tool is named by its definition's name alone.
     fn batch(
         &self,
         name: &str,
@@ -367,6 +436,7 @@ impl Registry {
         source: &Arc<dyn ToolSource>,
         limits: &RegistrationLimits,
         already: usize,
+        bare: bool,
     ) -> Result<BTreeMap<String, Arc<RegisteredTool>>, RegistryError> {
         let mut meter = Meter::new(name, limits);
         let total = tools.len().saturating_add(already);
@@ -377,7 +447,7 @@ impl Registry {
             .chain(
                 self.tools
                     .values()
-                    .filter(|t| t.name.plugin() == name)
+                    .filter(|t| !bare && t.name.plugin() == name)
                     .map(|t| t.name.server()),
             )
             .collect();
@@ -389,7 +459,11 @@ impl Registry {
         drop(servers);
         let mut batch: BTreeMap<String, Arc<RegisteredTool>> = BTreeMap::new();
         for pending in tools {
-            let tool_name = ToolName::new(name, &pending.server, &pending.definition.name)?;
+            let tool_name = if bare {
+                ToolName::bare(&pending.definition.name)?
+            } else {
+                ToolName::new(name, &pending.server, &pending.definition.name)?
+            };
             if self.tools.contains_key(tool_name.as_str()) || batch.contains_key(tool_name.as_str())
             {
                 return Err(RegistryError::Duplicate(tool_name.full));
@@ -486,6 +560,111 @@ mod tests {
         assert!(ToolName::new("fs", "workspace", &"a".repeat(128)).is_ok());
         assert!(ToolName::new("fs", "workspace", "v1.Read-file_2").is_ok());
         assert!(ToolName::new(&"p".repeat(65), "s", "t").is_err());
+    }
+
+    #[derive(Debug)]
+    struct Nothing;
+    impl ToolSource for Nothing {
+        fn kind(&self) -> &'static str {
+            "test"
+        }
+        fn call_limits(&self) -> crate::source::CallLimits {
+            crate::source::CallLimits::new(std::time::Duration::from_secs(1), 1024)
+        }
+        fn call<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+            _: &'a serde_json::Value,
+            _: std::time::Instant,
+        ) -> crate::source::CallFuture<'a> {
+            Box::pin(async { Err(crate::tool::CallError::Failed("nothing".into())) })
+        }
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+    }
+
+    fn pending(server: &str, name: &str) -> PendingTool {
+        PendingTool {
+            server: server.to_owned(),
+            definition: ToolDefinition {
+                name: name.to_owned(),
+                title: None,
+                description: "d".to_owned(),
+                input_schema: serde_json::json!({"type": "object"}),
+                output_schema: None,
+                annotations: Default::default(),
+            },
+        }
+    }
+
+    #[test]
+    fn bare_names_are_tool_names_and_never_plugin_names() {
+        let bare = ToolName::bare("create_plan").unwrap();
+        assert_eq!(bare.as_str(), "create_plan");
+        assert!(bare.is_bare());
+        assert!(!ToolName::new("fs", "ws", "create_plan").unwrap().is_bare());
+        assert!(
+            ToolName::bare("fs/ws.create_plan").is_err(),
+            "a / is refused"
+        );
+        assert!(ToolName::bare("").is_err());
+
+        let limits = RegistrationLimits::default();
+        let mut registry = Registry::new();
+        registry
+            .register_bare(
+                "intrinsic",
+                vec![pending("", "create_plan")],
+                Arc::new(Nothing),
+                &limits,
+            )
+            .unwrap();
+        // A plugin may even be called like the label, and offer a tool of
+        // the same name: its name holds a `/`, so nothing collides.
+        registry
+            .register(
+                "intrinsic",
+                vec![pending("x", "create_plan")],
+                Arc::new(Nothing),
+                &limits,
+            )
+            .unwrap();
+        let names: Vec<&str> = registry.tools().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["create_plan", "intrinsic/x.create_plan"]);
+        assert!(registry.get("create_plan").unwrap().name.is_bare());
+        assert_eq!(
+            registry.sources().count(),
+            1,
+            "bare sources are not plugins"
+        );
+        assert_eq!(registry.bare_sources().count(), 1);
+
+        // Duplicates, a server part and a second source of the same label
+        // are refused whole.
+        let before = registry.len();
+        let err = registry
+            .register_bare(
+                "other",
+                vec![pending("", "emit_ui"), pending("", "create_plan")],
+                Arc::new(Nothing),
+                &limits,
+            )
+            .unwrap_err();
+        assert_eq!(err, RegistryError::Duplicate("create_plan".into()));
+        assert!(
+            registry
+                .register_bare("other", vec![pending("s", "x")], Arc::new(Nothing), &limits)
+                .is_err()
+        );
+        assert!(
+            registry
+                .register_bare("intrinsic", vec![], Arc::new(Nothing), &limits)
+                .is_err()
+        );
+        assert_eq!(registry.len(), before);
+        assert!(registry.get("emit_ui").is_none());
     }
 
     #[test]

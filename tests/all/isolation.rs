@@ -49,6 +49,43 @@ async fn an_infinite_loop_is_stopped_at_the_deadline() {
 }
 
 #[tokio::test]
+async fn unbounded_recursion_traps_only_its_call() {
+    let host = tight_host().await;
+    let outcome = call(&host, "hostile/chaos.recurse", serde_json::json!({})).await;
+    // The guest's own stack (in its linear memory) runs out first: the
+    // trap is an out-of-bounds access, and only this call fails.
+    assert_eq!(error_code(&outcome), "trapped", "{:?}", outcome.result);
+    both_still_work(&host).await;
+}
+
+#[tokio::test]
+async fn a_hundred_megabyte_result_is_refused_without_reaching_the_model() {
+    // Memory enough to build it, so the host's result limit is what holds.
+    let mut spec = crate::common::hostile("normal");
+    spec.limits.memory_bytes = 512 << 20;
+    let host = crate::common::host(vec![spec]).await;
+    let outcome = call(
+        &host,
+        "hostile/chaos.big",
+        serde_json::json!({"kib": 100 * 1024, "fail": false}),
+    )
+    .await;
+    assert!(
+        matches!(outcome.result, Err(CallError::TooLarge { limit }) if limit == tiny_harness_host::Limits::DEFAULT_RESULT_BYTES),
+        "{:?}",
+        outcome.result.as_ref().map(|r| r.content.len())
+    );
+    assert!(outcome.render().len() < 1_000);
+    let echo = call(
+        &host,
+        "hostile/chaos.echo",
+        serde_json::json!({"message": "up"}),
+    )
+    .await;
+    assert_eq!(text_of(&echo), "up");
+}
+
+#[tokio::test]
 async fn a_memory_bomb_hits_the_limit() {
     let host = tight_host().await;
     let outcome = call(

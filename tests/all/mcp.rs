@@ -199,6 +199,35 @@ async fn no_server_process_is_left_after_shutdown() {
 }
 
 #[tokio::test]
+async fn what_a_server_starts_in_a_session_of_its_own_goes_with_it_at_shutdown() {
+    let marker = marker("shutdown-setsid");
+    let mut declared = everything_stdio(&marker);
+    let js = declared["args"][0].as_str().unwrap().to_owned();
+    // The server's program leaves a sleeper in a new session (out of its
+    // process group), then becomes the server.
+    declared["command"] = json!("sh");
+    declared["args"] = json!([
+        "-c",
+        format!("setsid sleep 30 < /dev/null > /dev/null 2>&1 & exec node '{js}' stdio"),
+    ]);
+    let mut spec = mcp_plugin(json!({ "everything": declared }));
+    spec.grants.exec.push(exec("node"));
+    spec.grants.exec.push(exec("sh"));
+    let host = host_of(spec).await;
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while pids_with(&marker).len() < 2 && std::time::Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(pids_with(&marker).len(), 2, "the server and its sleeper");
+    host.shutdown().await;
+    assert!(
+        gone(&marker).await,
+        "shutdown left running: {:?}",
+        pids_with(&marker)
+    );
+}
+
+#[tokio::test]
 async fn a_killed_server_is_reconnected_and_only_idempotent_calls_are_retried() {
     let marker = marker("killed");
     let host = host_of(everything(&marker)).await;

@@ -6,10 +6,12 @@
 //! process group at its timeout, and with its output capped. After every
 //! refusal the plugin still runs programs.
 //!
-//! Submodules: `confinement` (what the kernel holds a program to) and
-//! `limits` (timeouts, process groups, output caps).
+//! Submodules: `confinement` (what the kernel holds a program to),
+//! `escape` (setsid, fork bombs, CPU and memory limits) and `limits`
+//! (timeouts, process groups, output caps).
 
 mod confinement;
+mod escape;
 mod limits;
 
 use std::path::{Path, PathBuf};
@@ -182,6 +184,36 @@ async fn a_program_not_granted_is_denied_naming_the_grant() {
         message.contains(r#"exec = [{ program = "python3" }]"#),
         "{message}"
     );
+    still_works(&host).await;
+}
+
+#[tokio::test]
+async fn arguments_outside_the_grants_patterns_are_denied_naming_the_argument() {
+    let mut spec = shell(&[], json!({}));
+    let patterns = ["%s", "[a-z]+"].map(String::from);
+    spec.grants.exec.push(
+        grant("/usr/bin/printf")
+            .with_args(tiny_harness_host::grant::ArgPatterns::new(&patterns).unwrap()),
+    );
+    let host = host(vec![spec]).await;
+    let printf = |args: Value| json!({"program": "/usr/bin/printf", "args": args});
+    let outcome = run(&host, printf(json!(["%s", "hello"]))).await;
+    assert_eq!(ok(&outcome)["stdout"], "hello");
+    // Every argument is checked, in full: not a prefix, not a substring.
+    for (args, index, arg) in [
+        (json!(["%s", "Hello"]), 2, "Hello"),
+        (json!(["%s", "hello; id"]), 2, "hello; id"),
+        (json!(["%d", "hello"]), 1, "%d"),
+    ] {
+        let message = denied(&run(&host, printf(args)).await);
+        assert!(
+            message.contains(&format!(
+                "argument {index} {arg:?} of program \"/usr/bin/printf\""
+            )),
+            "{message}"
+        );
+        assert!(message.contains("args = [...]"), "{message}");
+    }
     still_works(&host).await;
 }
 

@@ -30,7 +30,14 @@ fn describe_grants(grants: &Grants) -> String {
         let programs: Vec<String> = grants
             .exec
             .iter()
-            .map(|g| g.program().display().to_string())
+            .map(|g| match g.args() {
+                None => g.program().display().to_string(),
+                Some(args) => format!(
+                    "{} (args: {})",
+                    g.program().display(),
+                    one_line(&format!("{:?}", args.written()))
+                ),
+            })
             .collect();
         parts.push(format!("exec: {}", programs.join(", ")));
     }
@@ -50,6 +57,10 @@ fn describe_grants(grants: &Grants) -> String {
                 tiny_harness_host::confine::Mode::None => "nothing (confinement = \"none\")".into(),
                 _ => "unknown".into(),
             }
+        ));
+        parts.push(format!(
+            "processes kept by: {}",
+            tiny_harness_host::confine::Containment::get().describe()
         ));
     }
     if parts.is_empty() {
@@ -104,10 +115,12 @@ pub(super) fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
                         "exec": grants.exec.iter().map(|g| serde_json::json!({
                             "program": g.written(),
                             "path": g.program().display().to_string(),
+                            "args": g.args().map(|a| a.written()),
                         })).collect::<Vec<_>>(),
                         "net": grants.net.iter().map(|g| g.as_str()).collect::<Vec<_>>(),
                     },
                     "confinement": grants.confinement.to_string(),
+                    "processes": tiny_harness_host::confine::Containment::get().describe(),
                     "mcp_sources": sources_of(name).iter().map(|s| source_json(s)).collect::<Vec<_>>(),
                     "limits": {
                         "memory_mib": limits.memory_bytes >> 20,
@@ -117,6 +130,9 @@ pub(super) fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
                         "open_files": limits.open_files,
                         "arguments_kib": limits.arguments_bytes >> 10,
                         "concurrent_calls": limits.concurrent_calls,
+                        "program_cpu_seconds": grants.program_limits.cpu_seconds,
+                        "program_memory_mib": grants.program_limits.address_space >> 20,
+                        "program_processes": grants.program_limits.processes,
                         "tools": limits.registration.tools,
                         "servers": limits.registration.servers,
                         "description_kib": limits.registration.description_bytes >> 10,

@@ -31,6 +31,8 @@ pub(super) struct RawExec {
     pub(super) program: Spanned<String>,
     #[serde(default)]
     pub(super) read: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(super) args: Option<Spanned<Vec<String>>>,
 }
 
 #[derive(Deserialize)]
@@ -131,7 +133,13 @@ impl Checker<'_> {
                 })?;
                 read.push(real);
             }
-            exec.push(program.with_read(read));
+            let mut program = program.with_read(read);
+            if let Some(args) = &raw.args {
+                let patterns = crate::grant::ArgPatterns::new(args.get_ref())
+                    .map_err(|e| self.at(args, format!("{key}.exec.args: {e}")))?;
+                program = program.with_args(patterns);
+            }
+            exec.push(program);
         }
         let mut net: Vec<NetGrant> = Vec::new();
         for raw in raw.net {
@@ -155,6 +163,7 @@ impl Checker<'_> {
             exec,
             net,
             confinement: Default::default(),
+            program_limits: Default::default(),
         })
     }
 }

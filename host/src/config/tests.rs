@@ -235,12 +235,27 @@ fn exec_errors_name_the_line_and_the_key() {
         err.starts_with("/tmp/tiny-harness.toml:4:21: plugins.mcp.grants.exec: program \"no/such/file\" (/tmp/no/such/file) does not exist"),
         "{err}"
     );
-    let err = grants("exec = [{ program = \"sh\", args = [\"-c\"] }]");
+    let err = grants("exec = [{ program = \"sh\", argv = [\"-c\"] }]");
     assert!(err.contains(":4:"), "{err}");
-    assert!(err.contains("unknown field `args`"), "{err}");
+    assert!(err.contains("unknown field `argv`"), "{err}");
+    let err = grants("exec = [{ program = \"sh\", args = [\"-c\", \"(unclosed\"] }]");
+    assert!(
+        err.starts_with("/tmp/tiny-harness.toml:4:34: plugins.mcp.grants.exec.args: argument pattern \"(unclosed\" does not compile: "),
+        "{err}"
+    );
+    assert!(!err.contains('\n'), "{err}");
     let err = grants("exec = [\"sh\"]");
     assert!(
         err.contains(":4:") && err.contains("plugins.mcp.grants.exec"),
+        "{err}"
+    );
+
+    // Patterns compile with a size limit: a pattern that would take
+    // megabytes of automaton is refused at load.
+    let err = grants("exec = [{ program = \"sh\", args = [\"\\\\w{1000}{1000}\"] }]");
+    assert!(
+        err.contains("plugins.mcp.grants.exec.args: argument pattern")
+            && err.contains("does not compile"),
         "{err}"
     );
 

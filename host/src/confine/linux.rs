@@ -104,10 +104,10 @@ impl Prepared {
 /// In the child: limits, then (best effort) a network namespace, then
 /// `no_new_privs` and the Landlock ruleset. Any failure fails the spawn.
 fn confine_self(ruleset: i32, new_network: bool, rlimits: Rlimits) -> std::io::Result<()> {
-    let limit = |resource, value: u64| {
+    let limits = |resource, soft: u64, hard: u64| {
         let limit = libc::rlimit {
-            rlim_cur: value,
-            rlim_max: value,
+            rlim_cur: soft,
+            rlim_max: hard,
         };
         // SAFETY: a plain system call on a value on the stack.
         if unsafe { libc::setrlimit(resource, &limit) } != 0 {
@@ -115,6 +115,15 @@ fn confine_self(ruleset: i32, new_network: bool, rlimits: Rlimits) -> std::io::R
         }
         Ok(())
     };
+    let limit = |resource, value: u64| limits(resource, value, value);
+    // At the soft limit the program gets SIGXCPU (which says why it
+    // ended); a second later, at the hard limit, SIGKILL.
+    limits(
+        libc::RLIMIT_CPU,
+        rlimits.cpu_seconds,
+        rlimits.cpu_seconds.saturating_add(1),
+    )?;
+    limit(libc::RLIMIT_AS, rlimits.address_space)?;
     limit(libc::RLIMIT_FSIZE, rlimits.file_size)?;
     limit(libc::RLIMIT_NOFILE, rlimits.open_files)?;
     limit(libc::RLIMIT_CORE, rlimits.core)?;

@@ -85,6 +85,11 @@ pub async fn run(
     command
         .current_dir(what.cwd.as_deref().unwrap_or(private.path()))
         .env("TMPDIR", private.path());
+    let processes =
+        (policy.as_ref()).map_or(super::Rlimits::DEFAULT_PROCESSES, |p| p.rlimits.processes);
+    // Every process it starts stays in its groups, so that all of them
+    // are killed when it ends (those that left its process group too).
+    let contained = super::cgroup::contain(&mut command, processes)?;
     if let Some(mut policy) = policy {
         policy.write.push(private.path().to_owned());
         policy
@@ -116,9 +121,12 @@ pub async fn run(
     let stderr = tokio::spawn(capped(child.stderr.take(), cap));
     let writer = tokio::spawn(writer);
     let waited = tokio::time::timeout(timeout, child.wait()).await;
-    // Whatever it started in its group goes with it (which also closes the
-    // pipes those processes held, so the readers end).
+    // Whatever it started goes with it (which also closes the pipes those
+    // processes held, so the readers end).
     kill_group();
+    if let Some(contained) = &contained {
+        contained.kill();
+    }
     let (status, timed_out) = match waited {
         Ok(status) => (status?, false),
         Err(_) => {
@@ -127,8 +135,9 @@ pub async fn run(
         }
     };
     writer.abort();
-    // A process that left the group (`setsid`) may still hold a pipe: the
-    // readers get a moment to finish what is buffered, then are stopped.
+    // Without a control group, a process that left the group (`setsid`)
+    // may still hold a pipe: the readers get a moment to finish what is
+    // buffered, then are stopped.
     let finish = |reader: tokio::task::JoinHandle<(Vec<u8>, bool)>| async move {
         let abort = reader.abort_handle();
         match tokio::time::timeout(DRAIN, reader).await {

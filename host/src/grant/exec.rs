@@ -30,6 +30,83 @@ pub struct ExecGrant {
     program: PathBuf,
     canonical: PathBuf,
     read: Vec<PathBuf>,
+    args: Option<ArgPatterns>,
+}
+
+/// The arguments an exec grant allows (`args = ["status", "--oneline",
+/// "-n[0-9]+"]`): every argument must match one of the patterns, each a
+/// regular expression matched against the whole argument. Without `args`
+/// any arguments are allowed; `args = []` allows none.
+///
+/// Patterns are compiled once, at load, with a size limit; matching is
+/// linear in the argument's length (the `regex` crate has no
+/// backtracking).
+#[derive(Debug, Clone)]
+pub struct ArgPatterns {
+    written: Vec<String>,
+    compiled: Vec<regex::Regex>,
+}
+
+impl PartialEq for ArgPatterns {
+    fn eq(&self, other: &Self) -> bool {
+        self.written == other.written
+    }
+}
+impl Eq for ArgPatterns {}
+
+impl ArgPatterns {
+    /// The most patterns one grant may have.
+    pub const MAX_PATTERNS: usize = 256;
+    /// The largest compiled pattern, in bytes of the regex engine's program.
+    pub const MAX_COMPILED_BYTES: usize = 1 << 20;
+
+    /// Compiles `patterns`; an error is one line naming the pattern.
+    pub fn new(patterns: &[String]) -> Result<ArgPatterns, String> {
+        if patterns.len() > Self::MAX_PATTERNS {
+            return Err(format!(
+                "{} argument patterns; at most {} are allowed",
+                patterns.len(),
+                Self::MAX_PATTERNS
+            ));
+        }
+        let compiled = patterns
+            .iter()
+            .map(|pattern| {
+                let build = |source: &str| {
+                    regex::RegexBuilder::new(source)
+                        .size_limit(Self::MAX_COMPILED_BYTES)
+                        .build()
+                        .map_err(|e| {
+                            format!(
+                                "argument pattern {pattern:?} does not compile: {}",
+                                one_line(&e.to_string())
+                            )
+                        })
+                };
+                // Alone first, so that a pattern such as `a)|(b` cannot
+                // break out of the anchors it is then wrapped in.
+                build(pattern)?;
+                build(&format!("^(?:{pattern})$"))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(ArgPatterns {
+            written: patterns.to_vec(),
+            compiled,
+        })
+    }
+
+    /// The patterns as written.
+    pub fn written(&self) -> &[String] {
+        &self.written
+    }
+
+    /// The first argument no pattern matches, with its index.
+    fn refused<'a>(&self, args: &'a [String]) -> Option<(usize, &'a str)> {
+        args.iter()
+            .enumerate()
+            .find(|(_, arg)| !self.compiled.iter().any(|re| re.is_match(arg)))
+            .map(|(i, arg)| (i, arg.as_str()))
+    }
 }
 
 impl ExecGrant {
@@ -83,6 +160,7 @@ impl ExecGrant {
             program,
             canonical,
             read: Vec::new(),
+            args: None,
         })
     }
 
@@ -113,6 +191,36 @@ impl ExecGrant {
     /// What the program may read besides the system set.
     pub fn read(&self) -> &[PathBuf] {
         &self.read
+    }
+
+    /// The grant allowing only arguments that match `patterns`.
+    pub fn with_args(mut self, patterns: ArgPatterns) -> ExecGrant {
+        self.args = Some(patterns);
+        self
+    }
+
+    /// The argument patterns, if the grant limits arguments.
+    pub fn args(&self) -> Option<&ArgPatterns> {
+        self.args.as_ref()
+    }
+
+    /// Checks `args` (without the program itself) against the grant's
+    /// patterns. The error is one line naming the argument and the grant.
+    pub fn check_args(&self, args: &[String]) -> Result<(), String> {
+        let Some(patterns) = &self.args else {
+            return Ok(());
+        };
+        match patterns.refused(args) {
+            None => Ok(()),
+            Some((index, arg)) => Err(format!(
+                "argument {} {:?} of program {:?} matches none of its grant's args patterns {:?}: call it with allowed arguments, or add a pattern to exec = [{{ program = {}, args = [...] }}]",
+                index + 1,
+                one_line(&arg.chars().take(200).collect::<String>()),
+                self.written,
+                patterns.written(),
+                toml_string(&self.written),
+            )),
+        }
     }
 }
 

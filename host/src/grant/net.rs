@@ -133,6 +133,14 @@ impl NetGrant {
         }
     }
 
+    /// Whether the grant names one host literally (a name or an address),
+    /// rather than every name below a domain (`*.example.com`). Only such a
+    /// grant reaches a loopback, private or other special address (see
+    /// [`crate::http`]).
+    pub fn names_host(&self) -> bool {
+        !matches!(self.host, HostPattern::Subdomains(_))
+    }
+
     /// Whether `url` is allowed: the same scheme; the same host (a name
     /// case-insensitively, an IP literal as an address, a `*.` grant any
     /// name below it); and its port (explicit, or the scheme's default)

@@ -37,6 +37,9 @@ pub const STDERR_TAIL_BYTES: usize = 4096;
 pub struct Child {
     child: tokio::process::Child,
     pgid: Option<rustix::process::Pid>,
+    /// Its control groups: everything it starts, even what leaves its
+    /// process group, is killed with it.
+    contained: Option<crate::confine::Contained>,
     stderr: Arc<Mutex<Tail>>,
     _private_dir: Option<PrivateDir>,
 }
@@ -94,6 +97,11 @@ impl Child {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        let processes = (process.policy.as_ref())
+            .map_or(crate::confine::Rlimits::DEFAULT_PROCESSES, |p| {
+                p.rlimits.processes
+            });
+        let contained = crate::confine::cgroup::contain(&mut command, processes)?;
         if let Some(policy) = &process.policy {
             let mut policy = policy.clone();
             if let Some(dir) = &private_dir {
@@ -128,6 +136,7 @@ impl Child {
             Child {
                 child,
                 pgid,
+                contained,
                 stderr,
                 _private_dir: private_dir,
             },
@@ -157,6 +166,9 @@ impl Child {
     fn kill_group(&mut self) {
         if let Some(pgid) = self.pgid {
             let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+        }
+        if let Some(contained) = &self.contained {
+            contained.kill();
         }
         let _ = self.child.start_kill();
     }

@@ -207,6 +207,9 @@ fn process(plugin: &str, stdio: &Stdio, grants: &Grants) -> Result<Process, Laun
                 None => LaunchError::Invalid(denied.to_string()),
             }
         })?;
+    granted
+        .check_args(&stdio.args)
+        .map_err(LaunchError::Invalid)?;
     if stdio.env.len() > MAX_PAIRS {
         return Err(LaunchError::Invalid(format!(
             "it sets {} environment variables; at most {MAX_PAIRS} are allowed",
@@ -290,7 +293,7 @@ pub(crate) fn policy(
         read,
         write,
         network,
-        ..Policy::default()
+        rlimits: grants.program_limits,
     })
 }
 

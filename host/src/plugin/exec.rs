@@ -57,6 +57,9 @@ impl ExecAccess {
         let granted =
             crate::grant::find_program(&ctx.grants.exec, &command.program, path.as_deref())
                 .map_err(|e| ExecError::Denied(e.to_string()))?;
+        granted
+            .check_args(&command.args)
+            .map_err(ExecError::Denied)?;
         let cwd = command
             .cwd
             .as_deref()

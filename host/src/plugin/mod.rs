@@ -61,6 +61,9 @@ pub struct PluginSpec {
     pub limits: Limits,
     /// Its own configuration, passed to `register` and every `call`.
     pub config: serde_json::Value,
+    /// How the names its HTTP requests use are resolved. Default: the
+    /// system's resolver.
+    pub resolver: std::sync::Arc<dyn crate::http::Resolve>,
 }
 
 impl PluginSpec {
@@ -74,6 +77,7 @@ impl PluginSpec {
             grants: Grants::default(),
             limits: Limits::default(),
             config: serde_json::json!({}),
+            resolver: std::sync::Arc::new(crate::http::SystemResolver),
         }
     }
 }
@@ -92,6 +96,7 @@ pub struct Plugin {
     origin: CompileOrigin,
     mcp_sources: Vec<Declaration>,
     exec: std::sync::Arc<exec::ExecContext>,
+    http: std::sync::Arc<crate::http::HttpPolicy>,
     /// Turns to run (`limits.concurrent_calls`), and how many calls wait.
     turns: tokio::sync::Semaphore,
     waiting: std::sync::atomic::AtomicUsize,
@@ -171,6 +176,11 @@ impl Plugin {
             grants: spec.grants.clone(),
             limits: spec.limits,
         });
+        let http_policy = std::sync::Arc::new(crate::http::HttpPolicy::new(
+            spec.grants.net.clone(),
+            spec.limits.http,
+            spec.resolver.clone(),
+        ));
         let plugin = Plugin {
             name: name.clone(),
             wasm: spec.wasm.clone(),
@@ -184,6 +194,7 @@ impl Plugin {
             origin,
             mcp_sources: Vec::new(),
             exec: exec_context,
+            http: http_policy,
             turns: tokio::sync::Semaphore::new(spec.limits.concurrent_calls.max(1)),
             waiting: std::sync::atomic::AtomicUsize::new(0),
         };
@@ -381,6 +392,7 @@ impl Plugin {
                 context: self.exec.clone(),
                 deadline,
             });
+            state.http = crate::http::OutboundHttp::new(self.http.clone(), deadline);
         }
         let mut store = Store::new(self.engine.engine(), state);
         store.limiter(|state| &mut state.cap);

@@ -62,13 +62,18 @@ pub struct Grants {
     pub exec: Vec<crate::grant::ExecGrant>,
     /// Network destinations (`scheme://host:port`) the host may reach for
     /// the plugin. The URL of every HTTP MCP server the plugin declares is
-    /// checked against them when the plugin is loaded (and later network
-    /// calls will be, when made). The sandbox itself is unchanged: the
-    /// plugin has no socket. Default: none.
+    /// checked against them when the plugin is loaded, and so is every
+    /// `wasi:http` request the plugin sends, after the host resolves its
+    /// name (see [`crate::http`]). They open no socket: `wasi:sockets`
+    /// stays denied. Default: none.
     pub net: Vec<crate::grant::NetGrant>,
     /// How the kernel confines the programs the host starts for the plugin
     /// (see [`crate::confine`]). Default: Landlock, fail closed.
     pub confinement: crate::confine::Mode,
+    /// The resource limits of those programs (the config's `limits.program_*`
+    /// keys), applied with Landlock; the process count wherever the host
+    /// can make a control group.
+    pub program_limits: crate::confine::Rlimits,
 }
 
 /// How much one call may use. Non-exhaustive: start from
@@ -109,6 +114,8 @@ pub struct Limits {
     pub concurrent_calls: usize,
     /// What the plugin may register.
     pub registration: RegistrationLimits,
+    /// What one call may spend on outbound HTTP (see [`crate::http`]).
+    pub http: crate::http::HttpLimits,
 }
 
 impl Limits {
@@ -141,6 +148,7 @@ impl Default for Limits {
             arguments_bytes: Self::DEFAULT_ARGUMENTS_BYTES,
             concurrent_calls: Self::DEFAULT_CONCURRENT_CALLS,
             registration: RegistrationLimits::default(),
+            http: crate::http::HttpLimits::default(),
         }
     }
 }
@@ -234,6 +242,10 @@ pub struct CallState {
     pub(crate) open_files: usize,
     /// What the call may run through `exec` (none while registering).
     pub(crate) exec: Option<super::exec::ExecAccess>,
+    http_ctx: wasmtime_wasi_http::WasiHttpCtx,
+    /// What the call may send through `wasi:http` (nothing while
+    /// registering).
+    pub(crate) http: crate::http::OutboundHttp,
 }
 
 impl CallState {
@@ -276,6 +288,8 @@ impl CallState {
             stderr,
             open_files: limits.open_files,
             exec: None,
+            http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
+            http: crate::http::OutboundHttp::closed(),
         })
     }
 
@@ -297,6 +311,16 @@ impl WasiView for CallState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl wasmtime_wasi_http::WasiHttpView for CallState {
+    fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
+        wasmtime_wasi_http::WasiHttpCtxView {
+            ctx: &mut self.http_ctx,
+            table: &mut self.table,
+            hooks: &mut self.http,
         }
     }
 }

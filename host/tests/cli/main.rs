@@ -4,11 +4,14 @@
 //! Every run is bounded: a child still running after [`LIVENESS`] is
 //! killed and the test fails, which is how a hang shows up.
 
+mod intrinsics;
 mod journal;
 mod mcp;
 #[path = "../../../tests/all/common/npm.rs"]
 mod npm;
 mod pins;
+#[path = "../../../tests/all/common/procs.rs"]
+mod procs;
 mod providers;
 mod replay;
 mod untrusted;
@@ -268,7 +271,8 @@ fn plugins_shows_what_each_plugin_is_granted() {
             "memory_mib": 64, "timeout_ms": 30000, "result_kib": 1024, "result_parts": 1024,
             "open_files": 256, "arguments_kib": 1024, "concurrent_calls": 16, "tools": 1024, "servers": 64,
             "description_kib": 32, "title_kib": 1, "schema_kib": 256, "schema_cost": 20000,
-            "registration_kib": 8192
+            "registration_kib": 8192, "program_cpu_seconds": 3600, "program_memory_mib": 4096,
+            "program_processes": 256
         })
     );
 }
@@ -298,7 +302,7 @@ fn plugins_shows_exec_grants_by_absolute_path_and_net_grants_as_written() {
         "grants last"
     );
     let granted = format!(
-        "{config}exec = [{{ program = \"sh\" }}]\nnet = [\"http://127.0.0.1:*\", \"https://*.example.com\"]\n"
+        "{config}exec = [{{ program = \"sh\" }}, {{ program = \"/usr/bin/printf\", args = [\"%s\", \"[a-z]+\"] }}]\nnet = [\"http://127.0.0.1:*\", \"https://*.example.com\"]\n"
     );
     std::fs::write(dir.path().join("granted.toml"), granted).unwrap();
     let sh = which("sh");
@@ -309,7 +313,7 @@ fn plugins_shows_exec_grants_by_absolute_path_and_net_grants_as_written() {
     let row = text.lines().nth(1).expect("one plugin row");
     assert!(
         row.contains(&format!(
-            " (read-only); exec: {}; net: http://127.0.0.1:*, https://*.example.com; ",
+            " (read-only); exec: {}, /usr/bin/printf (args: [\"%s\", \"[a-z]+\"]); net: http://127.0.0.1:*, https://*.example.com; ",
             sh.display()
         )),
         "{row}"
@@ -317,6 +321,12 @@ fn plugins_shows_exec_grants_by_absolute_path_and_net_grants_as_written() {
     // The confinement in force for the programs it may start.
     assert!(
         row.contains("; programs confined by: landlock (ABI "),
+        "{row}"
+    );
+    // And what keeps track of their processes (on this machine, control
+    // groups in both hierarchies).
+    assert!(
+        row.contains("; processes kept by: cgroup (kill, pids.max)"),
         "{row}"
     );
     let none = format!(
@@ -351,7 +361,10 @@ fn plugins_shows_exec_grants_by_absolute_path_and_net_grants_as_written() {
     let grants = &list[0]["grants"];
     assert_eq!(
         grants["exec"],
-        serde_json::json!([{"program": "sh", "path": sh.display().to_string()}])
+        serde_json::json!([
+            {"program": "sh", "path": sh.display().to_string(), "args": null},
+            {"program": "/usr/bin/printf", "path": "/usr/bin/printf", "args": ["%s", "[a-z]+"]},
+        ])
     );
     assert_eq!(
         grants["net"],

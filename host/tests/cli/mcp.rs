@@ -5,23 +5,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::procs::{marker, pids_with};
 use super::{npm, shared_cache, wait_live};
-
-/// The pids of processes whose environment holds `VAR=value`.
-fn pids_with(var: &str) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
-            continue;
-        };
-        if std::fs::read(entry.path().join("environ"))
-            .is_ok_and(|e| e.split(|&b| b == 0).any(|v| v == var.as_bytes()))
-        {
-            pids.push(pid);
-        }
-    }
-    pids
-}
 
 fn wait_for(what: &str, until: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -53,7 +38,7 @@ fn a_signal_stops_the_command_and_every_server_it_started() {
         (rustix::process::Signal::INT, 130),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let marker = format!("cli-signal-{}-{code}", std::process::id());
+        let marker = marker(&format!("cli-signal-{code}"));
         config(dir.path(), &marker);
         let child = Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
             .args([
@@ -69,8 +54,7 @@ fn a_signal_stops_the_command_and_every_server_it_started() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let needle = format!("TINY_HARNESS_TEST_MARKER={marker}");
-        wait_for("the server to start", || !pids_with(&needle).is_empty());
+        wait_for("the server to start", || !pids_with(&marker).is_empty());
         // The call is under way once the server has been listed twice (at
         // load and for the call's iteration); a moment either way is fine:
         // the signal must stop it wherever it is.
@@ -84,6 +68,6 @@ fn a_signal_stops_the_command_and_every_server_it_started() {
             String::from_utf8_lossy(&output.stderr)
         );
         assert!(String::from_utf8_lossy(&output.stderr).contains("stopped by SIG"));
-        wait_for("the server to be gone", || pids_with(&needle).is_empty());
+        wait_for("the server to be gone", || pids_with(&marker).is_empty());
     }
 }

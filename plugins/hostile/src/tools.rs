@@ -171,6 +171,12 @@ pub fn definitions() -> Vec<ToolDefinition> {
         tool("trap", "Traps (panics).", none.clone(), NO_PROMISES),
         tool("spin", "Loops forever.", none.clone(), NO_PROMISES),
         tool(
+            "recurse",
+            "Recurses without end.",
+            none.clone(),
+            NO_PROMISES,
+        ),
+        tool(
             "alloc",
             "Allocates the given number of MiB and touches every page.",
             json!({"mib": {
@@ -231,7 +237,7 @@ pub fn definitions() -> Vec<ToolDefinition> {
             "big",
             "Returns (or, with fail, fails with) a text of the given number of KiB.",
             json!({
-                "kib": {"type": "integer", "minimum": 1, "maximum": 16384,
+                "kib": {"type": "integer", "minimum": 1, "maximum": 131072,
                         "description": "The size in KiB."},
                 "fail": {"type": "boolean", "description": "Fail with the text as message."}
             }),
@@ -327,6 +333,10 @@ pub fn call(tool: &str, arguments: &str) -> Result<CallResult, CallError> {
         "spin" => {
             args::<NoArgs>(arguments)?;
             spin()
+        }
+        "recurse" => {
+            args::<NoArgs>(arguments)?;
+            text(recurse(0).to_string())
         }
         "alloc" => alloc(args::<Alloc>(arguments)?.mib),
         "env" => {
@@ -450,6 +460,14 @@ fn spin() -> ! {
     loop {
         counter = black_box(counter.wrapping_add(1));
     }
+}
+
+/// Calls itself until the stack runs out (the frame holds a buffer, and
+/// the result depends on the call, so neither can be optimised away).
+#[allow(unconditional_recursion)] // the point: it never returns
+fn recurse(depth: u64) -> u64 {
+    let frame = black_box([depth; 64]);
+    black_box(recurse(black_box(depth + 1))).wrapping_add(frame[depth as usize % 64])
 }
 
 /// Allocates `mib` MiB in 1 MiB chunks, writing every byte so every page is

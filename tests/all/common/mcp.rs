@@ -10,6 +10,7 @@ use tiny_harness_host::PluginSpec;
 use tiny_harness_host::grant::{ExecGrant, NetGrant};
 
 pub use super::npm::{everything_js, servers_dir};
+pub use super::procs::{marker, pids_with};
 
 /// An exec grant for `program` as a config would give it, which may read
 /// the test servers (`tests/mcp`) when it runs confined.
@@ -39,35 +40,6 @@ pub fn everything_stdio(marker: &str) -> serde_json::Value {
         "args": [everything_js(), "stdio"],
         "env": { "TINY_HARNESS_TEST_MARKER": marker },
     })
-}
-
-/// A marker no other test uses.
-pub fn marker(test: &str) -> String {
-    format!("{test}-{}-{:?}", std::process::id(), Instant::now())
-}
-
-/// The processes whose environment holds `TINY_HARNESS_TEST_MARKER=marker`
-/// (zombies have no environment, so they do not count).
-pub fn pids_with(marker: &str) -> Vec<u32> {
-    let needle = format!("TINY_HARNESS_TEST_MARKER={marker}");
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if let Ok(environ) = std::fs::read(entry.path().join("environ"))
-            && environ
-                .split(|&b| b == 0)
-                .any(|var| var == needle.as_bytes())
-        {
-            pids.push(pid);
-        }
-    }
-    pids
 }
 
 /// Waits (up to 10 s) until no process carries `marker`; true if none does.

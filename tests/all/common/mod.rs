@@ -2,6 +2,7 @@
 
 pub mod mcp;
 pub mod npm;
+pub mod procs;
 pub mod py;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,146 @@
+//! `tiny-harness call NAME ARGS --workflow STATE.json [--actor ID]` and
+//! `tiny-harness workflow apply COMMANDS.jsonl`: intrinsics run against a
+//! workflow kept in a file, and recorded command lists replayed.
+//!
+//! Invariants: the state file is replaced atomically (a temporary file
+//! beside it, synced, renamed over it) and only when a command was
+//! applied; a refused call, or one of a read-only intrinsic, leaves it
+//! byte for byte as it was. A missing state file is a new task.
+
+use std::fs::{self, OpenOptions};
+use std::io::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use tiny_harness_host::display::{block, one_line};
+use tiny_harness_host::{Host, ToolCall, Workflow, WorkflowCommand};
+
+use super::emit;
+
+/// The largest state file or command list read.
+const MAX_FILE_BYTES: u64 = 64 << 20;
+
+fn read_text(path: &Path, what: &'static str) -> anyhow::Result<String> {
+    let bytes = tiny_harness_host::file::read_regular(path, what, MAX_FILE_BYTES)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {}", path.display(), e.reason))?;
+    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", path.display()))
+}
+
+/// The workflow in `path`, or a new task if there is no such file.
+fn load(path: &Path) -> anyhow::Result<Workflow> {
+    if fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return Ok(Workflow::new());
+    }
+    let text = read_text(path, "workflow state")?;
+    Workflow::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// Runs `call` against the workflow in `state`, for `actor`.
+pub(super) async fn call(
+    host: &Host,
+    call: &ToolCall,
+    state: &Path,
+    actor: Option<&str>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let mut workflow = load(state)?;
+    host.begin_iteration();
+    let done = host.call_intrinsic(call, &mut workflow, actor).await;
+    if let Some(_command) = &done.command {
+        let mut text = serde_json::to_string_pretty(&workflow)?;
+        text.push('\n');
+        write_atomically(state, text.as_bytes())
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", state.display()))?;
+    }
+    if json {
+        let mut view = done.outcome.to_json();
+        view["command"] = serde_json::to_value(&done.command)?;
+        emit(&serde_json::to_string_pretty(&view)?)?;
+    } else {
+        emit(&block(done.outcome.render()))?;
+    }
+    Ok(if done.outcome.is_error() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Replays the commands of `file` (JSON Lines) from a new task, or from
+/// the state in `from`, and prints the final state as JSON.
+pub(super) fn apply(file: &Path, from: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let text = read_text(file, "command list")?;
+    let mut commands = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let command: WorkflowCommand = serde_json::from_str(line).map_err(|e| {
+            anyhow::anyhow!(
+                "{} line {}: not a workflow command ({e}); each line is one JSON object with a \
+                 \"command\" tag",
+                file.display(),
+                index + 1
+            )
+        })?;
+        commands.push((index + 1, command));
+    }
+    let mut workflow = match from {
+        Some(path) => load(path)?,
+        None => Workflow::new(),
+    };
+    for (line, command) in &commands {
+        if let Err(error) = workflow.apply(command) {
+            eprintln!(
+                "tiny-harness: {} line {line}: {} refused: {}: {}",
+                one_line(&file.display().to_string()),
+                command.name(),
+                error.code(),
+                one_line(&error.to_string())
+            );
+            return Ok(ExitCode::from(1));
+        }
+    }
+    emit(&serde_json::to_string_pretty(&workflow)?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Replaces `path` with `bytes`: a new temporary file beside it, synced,
+/// then renamed over it, so a reader sees the old state or the new one.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path names no file")
+    })?;
+    let mut last = None;
+    for attempt in 0..16u32 {
+        let mut temp = std::ffi::OsString::from(".");
+        temp.push(name);
+        temp.push(format!(".{}.{attempt}.tmp", std::process::id()));
+        let temp = dir.join(temp);
+        let mut file = match OpenOptions::new().write(true).create_new(true).open(&temp) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                last = Some(e);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let written = file
+            .write_all(bytes)
+            .and_then(|()| file.sync_all())
+            .and_then(|()| fs::rename(&temp, path));
+        if let Err(e) = written {
+            let _ = fs::remove_file(&temp);
+            return Err(e);
+        }
+        if let Ok(dir) = fs::File::open(dir) {
+            let _ = dir.sync_all();
+        }
+        return Ok(());
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no temporary name was free")))
+}

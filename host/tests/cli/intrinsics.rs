@@ -1,0 +1,221 @@
+//! `tools --intrinsics`, `call NAME ARGS --workflow STATE.json [--actor ID]`
+//! and `workflow apply COMMANDS.jsonl`, as a user runs them.
+
+use super::*;
+
+/// A directory with a config that loads no plugin and sets the skills
+/// root to the fixture skills.
+fn task_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let skills = workspace_root().join("tests/fixtures/skills");
+    std::fs::write(
+        dir.path().join("tiny-harness.toml"),
+        format!("[skills]\nroot = {:?}\n", skills.display().to_string()),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn tools_lists_the_intrinsics_only_when_asked() {
+    let dir = task_dir();
+    let output = run_in(dir.path(), &["tools"], None);
+    assert!(stdout(&output).contains("no tools"), "{}", stdout(&output));
+    let output = run_in(dir.path(), &["tools", "--intrinsics", "--json"], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let tools: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 12);
+    assert!(names.contains(&"create_plan") && names.contains(&"emit_ui"));
+    let table = stdout(&run_in(dir.path(), &["tools", "--intrinsics"], None));
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("create_plan ") && l.contains("intrinsic")),
+        "{table}"
+    );
+}
+
+#[test]
+fn call_runs_an_intrinsic_against_the_state_file() {
+    let dir = task_dir();
+    let state = dir.path().join("task.json");
+    let plan = r#"{"steps": [{"name": "a", "description": "first"}, {"name": "b", "description": "then", "depends_on": ["a"]}]}"#;
+    let output = run_in(
+        dir.path(),
+        &["call", "create_plan", plan, "--workflow", "task.json"],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains(r#""status":"attached""#),
+        "{}",
+        stdout(&output)
+    );
+    let saved = std::fs::read_to_string(&state).unwrap();
+    assert!(saved.contains(r#""name": "b""#), "{saved}");
+
+    // A refused call: exit 1, the error in the block, the file untouched.
+    let output = run_in(
+        dir.path(),
+        &[
+            "call",
+            "complete_step",
+            r#"{"step": "b", "output": "x"}"#,
+            "--workflow",
+            "task.json",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stdout(&output).contains("dependencies_unfinished"),
+        "{}",
+        stdout(&output)
+    );
+    assert_eq!(std::fs::read_to_string(&state).unwrap(), saved);
+    let output = run_in(
+        dir.path(),
+        &[
+            "call",
+            "create_plan",
+            r#"{"steps": [], "x": 1}"#,
+            "--workflow",
+            "task.json",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&state).unwrap(), saved);
+
+    // --json shows the command; the skill's body is in the result.
+    let output = run_in(
+        dir.path(),
+        &[
+            "call",
+            "load_skill",
+            r#"{"name": "pdf-forms"}"#,
+            "--workflow",
+            "task.json",
+            "--json",
+        ],
+        None,
+    );
+    let view: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(view["command"]["command"], "skill_loaded");
+    assert!(
+        view["rendered"]
+            .as_str()
+            .unwrap()
+            .contains("Filling PDF forms")
+    );
+    assert!(
+        std::fs::read_to_string(&state)
+            .unwrap()
+            .contains("pdf-forms")
+    );
+    // No leftover temporary files beside the state.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+}
+
+#[test]
+fn the_actor_is_bound_on_the_command_line() {
+    let dir = task_dir();
+    let commands = dir.path().join("setup.jsonl");
+    std::fs::write(
+        &commands,
+        concat!(
+            r#"{"command": "add_participant", "participant_id": "ann", "role": "admin"}"#,
+            "\n",
+            r#"{"command": "add_participant", "participant_id": "bob", "role": "watcher"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let output = run_in(dir.path(), &["workflow", "apply", "setup.jsonl"], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    std::fs::write(dir.path().join("task.json"), stdout(&output)).unwrap();
+    let args = r#"{"participant_id": "bob", "role": "admin"}"#;
+    let output = run_in(
+        dir.path(),
+        &[
+            "call",
+            "set_participant_role",
+            args,
+            "--workflow",
+            "task.json",
+            "--actor",
+            "bob",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains("not_admin"));
+    let output = run_in(
+        dir.path(),
+        &[
+            "call",
+            "set_participant_role",
+            args,
+            "--workflow",
+            "task.json",
+            "--actor",
+            "ann",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let state = std::fs::read_to_string(dir.path().join("task.json")).unwrap();
+    assert!(state.contains(r#""bob": "admin""#), "{state}");
+}
+
+#[test]
+fn workflow_apply_replays_and_names_the_refused_line() {
+    let dir = task_dir();
+    std::fs::write(
+        dir.path().join("run.jsonl"),
+        concat!(
+            r#"{"command": "attach_plan", "steps": [{"name": "a", "description": ""}]}"#,
+            "\n",
+            "\n",
+            r#"{"command": "complete_step", "step": "a", "output": "done"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let output = run_in(dir.path(), &["workflow", "apply", "run.jsonl"], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let state: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(state["plan"][0]["output"], "done");
+    std::fs::write(
+        dir.path().join("bad.jsonl"),
+        concat!(
+            r#"{"command": "complete_step", "step": "a", "output": "done"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let output = run_in(dir.path(), &["workflow", "apply", "bad.jsonl"], None);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("line 1: complete_step refused: no_plan"),
+        "{}",
+        stderr(&output)
+    );
+    std::fs::write(
+        dir.path().join("junk.jsonl"),
+        "{\"command\": \"explode\"}\n",
+    )
+    .unwrap();
+    let output = run_in(dir.path(), &["workflow", "apply", "junk.jsonl"], None);
+    one_error_line(&output, &["line 1", "not a workflow command"]);
+}
