@@ -1,10 +1,14 @@
 //! What running a program costs through the host, and what confining it
 //! costs, measured side by side.
 //!
-//! Each iteration of `paired` runs `/bin/true` five ways, back to back, so
+//! Each iteration of `paired` runs `/bin/true` six ways, back to back, so
 //! that all see the same machine:
 //! - `direct`: `tokio::process::Command::new("/bin/true").status()`, as
-//!   any Rust program would start it;
+//!   any Rust program would start it (the standard library uses
+//!   `posix_spawn`, which does not copy the parent's page tables);
+//! - `direct_fork`: the same with an empty `pre_exec`, which makes the
+//!   standard library `fork` instead, as every confined start must (the
+//!   child has work to do before `exec`);
 //! - `run_unconfined` / `run_confined`: `confine::run`, the host's runner
 //!   (private directory, control groups, pipes, process group), without
 //!   and with the kernel confinement (Landlock ruleset built, rlimits,
@@ -63,6 +67,16 @@ async fn direct() {
     assert!(status.success());
 }
 
+async fn direct_fork() {
+    let mut command = tokio::process::Command::new(TRUE);
+    // SAFETY: the closure does nothing.
+    unsafe {
+        command.pre_exec(|| Ok(()));
+    }
+    let status = command.status().await.expect("spawn");
+    assert!(status.success());
+}
+
 async fn run(policy: Option<Policy>) {
     let output = confine::run(what(), policy, 1 << 16, Duration::from_secs(10))
         .await
@@ -76,8 +90,9 @@ async fn shell(host: &Host, call: &ToolCall) {
     std::hint::black_box(outcome.render());
 }
 
-const NAMES: [&str; 5] = [
+const NAMES: [&str; 6] = [
     "direct",
+    "direct_fork",
     "run_unconfined",
     "run_confined",
     "shell_unconfined",
@@ -104,23 +119,26 @@ fn exec(c: &mut Criterion) {
         b.to_async(&runtime).iter_custom(|iters| {
             let (unconfined, confined, call, samples) = (&unconfined, &confined, &call, &samples);
             async move {
-                let mut totals = [Duration::ZERO; 5];
+                let mut totals = [Duration::ZERO; 6];
                 for _ in 0..iters {
                     let start = Instant::now();
                     direct().await;
                     totals[0] += start.elapsed();
                     let start = Instant::now();
-                    run(None).await;
+                    direct_fork().await;
                     totals[1] += start.elapsed();
                     let start = Instant::now();
-                    run(Some(Policy::default())).await;
+                    run(None).await;
                     totals[2] += start.elapsed();
                     let start = Instant::now();
-                    shell(unconfined, call).await;
+                    run(Some(Policy::default())).await;
                     totals[3] += start.elapsed();
                     let start = Instant::now();
-                    shell(confined, call).await;
+                    shell(unconfined, call).await;
                     totals[4] += start.elapsed();
+                    let start = Instant::now();
+                    shell(confined, call).await;
+                    totals[5] += start.elapsed();
                 }
                 samples
                     .borrow_mut()
@@ -134,14 +152,14 @@ fn exec(c: &mut Criterion) {
 }
 
 /// Prints the median of each way and of the ratios, over the samples.
-fn report(samples: &[[f64; 5]]) {
+fn report(samples: &[[f64; 6]]) {
     fn median(mut values: Vec<f64>) -> f64 {
         values.sort_by(f64::total_cmp);
         values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
     }
     let of = |i: usize| median(samples.iter().map(|s| s[i]).collect());
     let ratio = |a: usize, b: usize| median(samples.iter().map(|s| s[a] / s[b]).collect());
-    let medians: Vec<String> = (0..5)
+    let medians: Vec<String> = (0..6)
         .map(|i| format!("{} {:.0} µs", NAMES[i], of(i)))
         .collect();
     eprintln!(
@@ -150,12 +168,14 @@ fn report(samples: &[[f64; 5]]) {
         medians.join(", ")
     );
     eprintln!(
-        "ratios: run confined/unconfined {:.2}, shell confined/unconfined {:.2}, shell_unconfined/direct {:.2}, shell_confined/direct {:.2}, run_unconfined/direct {:.2}",
-        ratio(2, 1),
-        ratio(4, 3),
-        ratio(3, 0),
+        "ratios: run confined/unconfined {:.2}, shell confined/unconfined {:.2}, shell_unconfined/direct {:.2}, shell_confined/direct {:.2}, run_unconfined/direct {:.2}, direct_fork/direct {:.2}, run_unconfined/direct_fork {:.2}",
+        ratio(3, 2),
+        ratio(5, 4),
         ratio(4, 0),
-        ratio(1, 0)
+        ratio(5, 0),
+        ratio(2, 0),
+        ratio(1, 0),
+        ratio(2, 1)
     );
 }
 

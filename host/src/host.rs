@@ -424,7 +424,20 @@ impl Host {
         workflow: &mut Workflow,
         actor: Option<&str>,
     ) -> IntrinsicOutcome {
-        let (outcome, command) = crate::intrinsic::bind(workflow, actor, self.invoke(call)).await;
+        self.call_intrinsic_as(call, None, workflow, actor).await
+    }
+
+    /// [`Host::call_intrinsic`] of a call a provider made under
+    /// `wire_name` (which the journal records).
+    pub(crate) async fn call_intrinsic_as(
+        &self,
+        call: &ToolCall,
+        wire_name: Option<&str>,
+        workflow: &mut Workflow,
+        actor: Option<&str>,
+    ) -> IntrinsicOutcome {
+        let (outcome, command) =
+            crate::intrinsic::bind(workflow, actor, self.invoke_as(call, wire_name)).await;
         let Some(command) = command.filter(|_| !outcome.is_error()) else {
             return IntrinsicOutcome {
                 outcome,

@@ -10,11 +10,16 @@
 //! - What one response can make the host do is bounded: at most
 //!   [`MAX_CALLS_PER_TURN`] calls, at most [`MAX_CONCURRENT_CALLS`] of them
 //!   at once.
+//! - With a workflow ([`Host::run_calls_in`]), the calls of bare-named
+//!   tools (the intrinsics) are applied to it one after another, in the
+//!   response's order, while the other calls run concurrently: the same
+//!   response on the same workflow always gives the same workflow.
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::intrinsic::{Workflow, WorkflowCommand};
 use crate::invoke::CallOutcome;
 use crate::provider::{DecodedCall, EncodedRequest, Provider, ProviderError};
 
@@ -37,6 +42,9 @@ pub struct Turn {
     pub outcomes: Vec<CallOutcome>,
     /// The provider's tool-result message(s) to append to the conversation.
     pub results: Vec<Value>,
+    /// The workflow commands applied, in the order they were applied (the
+    /// response's order); empty without a workflow.
+    pub commands: Vec<WorkflowCommand>,
 }
 
 impl Turn {
@@ -80,12 +88,38 @@ impl Host {
         request: &EncodedRequest,
         response: &Value,
     ) -> Result<Turn, TurnError> {
+        self.turn(request, response, None).await
+    }
+
+    /// [`Host::run_calls`], with the intrinsics among the calls applied to
+    /// `workflow` for the acting participant `actor` (as
+    /// [`Host::call_intrinsic`] applies one): one after another in the
+    /// response's order, while the other calls run concurrently. A refused
+    /// intrinsic leaves `workflow` as the calls before it left it.
+    pub async fn run_calls_in(
+        &self,
+        request: &EncodedRequest,
+        response: &Value,
+        workflow: &mut Workflow,
+        actor: Option<&str>,
+    ) -> Result<Turn, TurnError> {
+        self.turn(request, response, Some((workflow, actor))).await
+    }
+
+    async fn turn(
+        &self,
+        request: &EncodedRequest,
+        response: &Value,
+        mut bound: Option<(&mut Workflow, Option<&str>)>,
+    ) -> Result<Turn, TurnError> {
         let calls = request.provider.decode_calls(&request.codec, response)?;
         if calls.len() > MAX_CALLS_PER_TURN {
             return Err(TurnError::TooManyCalls { count: calls.len() });
         }
         let permits = Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_CALLS));
         let mut running = tokio::task::JoinSet::new();
+        let registry = self.registry();
+        let mut intrinsics = Vec::new();
         for (index, decoded) in calls.iter().enumerate() {
             if let Some(refused) = decoded.refusal_outcome() {
                 running.spawn(async move { (index, refused) });
@@ -94,6 +128,11 @@ impl Host {
             let Ok(call) = decoded.call.clone() else {
                 continue;
             };
+            let bare = (registry.get(&call.name)).is_some_and(|tool| tool.name.is_bare());
+            if bare && bound.is_some() {
+                intrinsics.push((index, call, decoded.wire_name.clone()));
+                continue;
+            }
             let (host, permits) = (self.clone(), permits.clone());
             let wire_name = decoded.wire_name.clone();
             running.spawn(async move {
@@ -102,6 +141,16 @@ impl Host {
             });
         }
         let mut outcomes: Vec<Option<CallOutcome>> = vec![None; calls.len()];
+        let mut commands = Vec::new();
+        if let Some((workflow, actor)) = bound.as_mut() {
+            for (index, call, wire_name) in intrinsics {
+                let done = self
+                    .call_intrinsic_as(&call, Some(&wire_name), workflow, *actor)
+                    .await;
+                commands.extend(done.command);
+                outcomes[index] = Some(done.outcome);
+            }
+        }
         // A call's task cannot panic by design; if one ever did, its slot
         // stays empty and gets an error result below rather than none.
         while let Some(joined) = running.join_next().await {
@@ -134,6 +183,7 @@ impl Host {
             calls,
             outcomes,
             results,
+            commands,
         })
     }
 }

@@ -239,3 +239,89 @@ async fn refusals_are_typed_and_leave_the_workflow_as_it_was() {
     .await;
     assert_eq!(code(&done), "unknown_step");
 }
+
+/// One model response calling intrinsics and a plugin tool together:
+/// `run_calls_in` applies the intrinsics to the workflow in the
+/// response's order and runs the rest as usual; `run_calls` without a
+/// workflow runs no intrinsic.
+#[tokio::test]
+async fn a_turn_applies_its_intrinsics_in_order_beside_plugin_calls() {
+    let mut builder = tiny_harness_host::HostBuilder::new().unwrap();
+    builder
+        .intrinsics(tiny_harness_host::IntrinsicSource::new(
+            tiny_harness_host::Skills::none(),
+        ))
+        .unwrap();
+    builder
+        .load_plugin(crate::common::spec("hello", "hello"))
+        .await
+        .unwrap();
+    let host = builder.build();
+    host.begin_iteration();
+    let request = host.offer(tiny_harness_host::Provider::Anthropic);
+    let greet = request
+        .codec
+        .encode("hello/hello.greet")
+        .unwrap()
+        .to_owned();
+    let use_of = |id: &str, name: &str, input: serde_json::Value| json!({"type": "tool_use", "id": id, "name": name, "input": input});
+    let response = json!({
+        "type": "message",
+        "role": "assistant",
+        "content": [
+            use_of("t1", "create_plan", json!({"steps": [
+                {"name": "draft", "description": "write it", "depends_on": []},
+                {"name": "review", "description": "check it", "depends_on": ["draft"]}]})),
+            use_of("t2", &greet, json!({"name": "ann"})),
+            // Valid only after t1 has been applied.
+            use_of("t3", "complete_step", json!({"step": "draft", "output": "v1"})),
+            // Refused (no such step): nothing of it applies.
+            use_of("t4", "complete_step", json!({"step": "missing", "output": "x"})),
+        ],
+        "stop_reason": "tool_use",
+    });
+
+    let mut workflow = team();
+    let turn = host
+        .run_calls_in(&request, &response, &mut workflow, Some("ann"))
+        .await
+        .unwrap();
+    let errors: Vec<bool> = turn.outcomes.iter().map(|o| o.is_error()).collect();
+    assert_eq!(errors, [false, false, false, true]);
+    assert!(turn.outcomes[1].render().contains("ann"));
+    let names: Vec<&str> = turn.commands.iter().map(|c| c.name()).collect();
+    assert_eq!(names, ["attach_plan", "complete_step"]);
+    // The workflow is what applying those commands to it gives.
+    let mut replayed = team();
+    for command in &turn.commands {
+        replayed.apply(command).unwrap();
+    }
+    assert_eq!(workflow, replayed);
+    assert_ne!(workflow, team());
+    // One result message, in the response's order.
+    let ids: Vec<String> = turn.results[0]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|block| block["tool_use_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids, ["t1", "t2", "t3", "t4"]);
+
+    // Without a workflow the intrinsics run nothing; the plugin call runs.
+    let turn = host.run_calls(&request, &response).await.unwrap();
+    let codes: Vec<Option<&str>> = turn
+        .outcomes
+        .iter()
+        .map(|o| o.result.as_ref().err().map(|e| e.code()))
+        .collect();
+    assert_eq!(codes[1], None);
+    assert!(turn.commands.is_empty());
+    for index in [0, 2, 3] {
+        assert!(turn.outcomes[index].is_error(), "{index}");
+        assert!(
+            turn.outcomes[index].render().contains("no_workflow"),
+            "{}",
+            turn.outcomes[index].render()
+        );
+    }
+}
