@@ -147,6 +147,14 @@ enum Command {
         /// Print, per turn, the calls and the provider's tool-result messages as JSON.
         #[arg(long)]
         json: bool,
+        /// Offer the intrinsics too and apply their calls, turn by turn in the response's
+        /// order, to the workflow state in this file (a new task if it is missing); the new state
+        /// is written atomically after the last turn.
+        #[arg(long, value_name = "STATE.json")]
+        workflow: Option<PathBuf>,
+        /// With --workflow, the acting participant the host binds to the intrinsic calls.
+        #[arg(long, value_name = "ID", requires = "workflow")]
+        actor: Option<String>,
     },
     /// Compare tools with their pins in tiny-harness.lock, or pin them again.
     Pins {
@@ -330,6 +338,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } | Command::Call {
             workflow: Some(_),
             ..
+        } | Command::Replay {
+            workflow: Some(_),
+            ..
         }
     );
     if intrinsics {
@@ -394,7 +405,12 @@ async fn command(
             file,
             provider,
             json,
-        } => replay::replay(&host, &file, provider, json).await,
+            workflow,
+            actor,
+        } => {
+            let bound = workflow.as_deref().map(|state| (state, actor.as_deref()));
+            replay::replay(&host, &file, provider, json, bound).await
+        }
         Command::Pins {
             action: PinsAction::Diff { server },
         } => pins::diff(&host, server.as_deref()).await,

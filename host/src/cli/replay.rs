@@ -40,12 +40,20 @@ fn turns(text: &str) -> anyhow::Result<Vec<serde_json::Value>> {
 
 /// Runs every turn of `file` as `provider`'s responses and prints what
 /// each call returned (`--json`: the provider's tool-result messages).
+/// With `workflow` (a state file and the actor), the turns' intrinsic
+/// calls are applied to the state in it, which is written back after the
+/// last turn.
 pub(super) async fn replay(
     host: &Host,
     file: &Path,
     provider: Provider,
     json: bool,
+    workflow: Option<(&Path, Option<&str>)>,
 ) -> anyhow::Result<ExitCode> {
+    let mut state = match workflow {
+        Some((path, _)) => Some(super::workflow::load(path)?),
+        None => None,
+    };
     let bytes = tiny_harness_host::file::read_regular(file, "recording", MAX_RECORDING_BYTES)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {}", file.display(), e.reason))?;
     let text = String::from_utf8(bytes)
@@ -58,10 +66,13 @@ pub(super) async fn replay(
         let number = index + 1;
         host.begin_iteration();
         let request = host.offer(provider);
-        let turn = host
-            .run_calls(&request, response)
-            .await
-            .map_err(|e| anyhow::anyhow!("{} turn {number}: {e}", file.display()))?;
+        let turn = match (&mut state, workflow) {
+            (Some(state), Some((_, actor))) => {
+                host.run_calls_in(&request, response, state, actor).await
+            }
+            _ => host.run_calls(&request, response).await,
+        }
+        .map_err(|e| anyhow::anyhow!("{} turn {number}: {e}", file.display()))?;
         any_error |= turn.any_error();
         if json {
             let calls: Vec<serde_json::Value> = turn
@@ -77,11 +88,15 @@ pub(super) async fn replay(
                     })
                 })
                 .collect();
-            report.push(serde_json::json!({
+            let mut entry = serde_json::json!({
                 "turn": number,
                 "calls": calls,
                 "results": turn.results,
-            }));
+            });
+            if state.is_some() {
+                entry["commands"] = serde_json::to_value(&turn.commands)?;
+            }
+            report.push(entry);
             continue;
         }
         let plural = if turn.calls.len() == 1 { "" } else { "s" };
@@ -97,6 +112,9 @@ pub(super) async fn replay(
             );
             let _ = writeln!(out, "{}", block(outcome.render()));
         }
+    }
+    if let (Some(state), Some((path, _))) = (&state, workflow) {
+        super::workflow::save(path, state)?;
     }
     if json {
         emit(&serde_json::to_string_pretty(&report)?)?;

@@ -27,7 +27,7 @@ fn read_text(path: &Path, what: &'static str) -> anyhow::Result<String> {
 }
 
 /// The workflow in `path`, or a new task if there is no such file.
-fn load(path: &Path) -> anyhow::Result<Workflow> {
+pub(super) fn load(path: &Path) -> anyhow::Result<Workflow> {
     if fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
         return Ok(Workflow::new());
     }
@@ -46,11 +46,8 @@ pub(super) async fn call(
     let mut workflow = load(state)?;
     host.begin_iteration();
     let done = host.call_intrinsic(call, &mut workflow, actor).await;
-    if let Some(_command) = &done.command {
-        let mut text = serde_json::to_string_pretty(&workflow)?;
-        text.push('\n');
-        write_atomically(state, text.as_bytes())
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", state.display()))?;
+    if done.command.is_some() {
+        save(state, &workflow)?;
     }
     if json {
         let mut view = done.outcome.to_json();
@@ -64,6 +61,14 @@ pub(super) async fn call(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Writes `workflow` to `path` as pretty JSON, atomically.
+pub(super) fn save(path: &Path, workflow: &Workflow) -> anyhow::Result<()> {
+    let mut text = serde_json::to_string_pretty(workflow)?;
+    text.push('\n');
+    write_atomically(path, text.as_bytes())
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
 }
 
 /// Replays the commands of `file` (JSON Lines) from a new task, or from

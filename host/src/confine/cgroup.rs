@@ -22,6 +22,13 @@
 //!   so it never runs outside them.
 //! - [`Contained::kill`] leaves no member running, and dropping a
 //!   [`Contained`] kills and removes its groups.
+//! - A group is named `tiny-harness-<pid>-<start>-<n>` after the host
+//!   process that made it (its pid and start time). A host killed before
+//!   it could clean up (SIGKILL) leaves its groups, and the programs in
+//!   them, behind; the next host to start in the same control group kills
+//!   them and removes the groups ([`Containment::sweep`]). A group whose
+//!   host still runs, or whose members are not all visible from here (a
+//!   host in another PID namespace), is left alone.
 //! - Where neither hierarchy can be written (no privilege, no delegation),
 //!   [`Containment::available`] says so and programs run in a process group
 //!   only; `tiny-harness plugins` shows which is in force.
@@ -47,6 +54,42 @@ pub struct Containment {
 /// How long [`Contained::kill`] keeps killing members before it gives up.
 const KILL_FOR: Duration = Duration::from_secs(2);
 
+/// The most stale groups one [`Containment::sweep`] removes per hierarchy.
+pub const MAX_SWEPT: usize = 256;
+
+/// This process's start time, in clock ticks since boot (field 22 of
+/// `/proc/<pid>/stat`): with the pid, it names this process even after
+/// the pid is reused.
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: the
+    // fields after it start after the last `)`.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether the process `pid` that started at `start` still runs.
+fn alive(pid: u32, start: u64) -> bool {
+    start_time(pid) == Some(start)
+}
+
+/// The host that made the group named `name`: its pid and start time.
+fn owner(name: &str) -> Option<(u32, u64)> {
+    let mut parts = name.strip_prefix("tiny-harness-")?.split('-');
+    let pid = parts.next()?.parse().ok()?;
+    let start = parts.next()?.parse().ok()?;
+    let _counter: u64 = parts.next()?.parse().ok()?;
+    parts.next().is_none().then_some((pid, start))
+}
+
+/// The name of this host's `n`th group.
+fn group_name(n: u64) -> String {
+    static START: OnceLock<u64> = OnceLock::new();
+    let pid = std::process::id();
+    let start = *START.get_or_init(|| start_time(pid).unwrap_or(0));
+    format!("tiny-harness-{pid}-{start}-{n}")
+}
+
 impl Containment {
     /// What this process can use, found once.
     pub fn get() -> &'static Containment {
@@ -55,11 +98,49 @@ impl Containment {
             let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
             let membership = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
             let (unified, pids) = find(&mountinfo, &membership);
-            Containment {
+            let found = Containment {
                 unified: unified.filter(|dir| writable(dir)),
                 pids: pids.filter(|dir| writable(dir)),
-            }
+            };
+            found.sweep();
+            found
         })
+    }
+
+    /// Kills what the groups of hosts that are gone still hold, and
+    /// removes those groups (at most [`MAX_SWEPT`] per hierarchy). Returns
+    /// how many groups it removed. Run once, when a host first looks for
+    /// control groups.
+    pub fn sweep(&self) -> usize {
+        let mut removed = 0;
+        for base in [&self.unified, &self.pids].into_iter().flatten() {
+            let Ok(entries) = fs::read_dir(base) else {
+                continue;
+            };
+            let stale: Vec<PathBuf> = entries
+                .flatten()
+                .filter(|entry| {
+                    let name = entry.file_name();
+                    name.to_str()
+                        .and_then(owner)
+                        .is_some_and(|(pid, start)| !alive(pid, start))
+                })
+                .map(|entry| entry.path())
+                .filter(|dir| !members(dir).contains(&0))
+                .take(MAX_SWEPT)
+                .collect();
+            for dir in stale {
+                let group = Contained {
+                    unified: (Some(base) == self.unified.as_ref()).then(|| dir.clone()),
+                    pids: (Some(base) == self.pids.as_ref()).then(|| dir.clone()),
+                    procs: Vec::new(),
+                };
+                // Killed and removed as it drops.
+                drop(group);
+                removed += usize::from(!dir.exists());
+            }
+        }
+        removed
     }
 
     /// Whether programs are kept in control groups (and so cannot escape
@@ -90,11 +171,7 @@ impl Containment {
             return Ok(None);
         }
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let name = format!(
-            "tiny-harness-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
+        let name = group_name(NEXT.fetch_add(1, Ordering::Relaxed));
         let mut contained = Contained::default();
         if let Some(base) = &self.unified {
             let dir = base.join(&name);
@@ -336,6 +413,59 @@ mod tests {
         let (unified, pids) = find(mountinfo, membership);
         assert_eq!(unified, Some(PathBuf::from("/sys/fs/cgroup/unified/c")));
         assert_eq!(pids, Some(PathBuf::from("/sys/fs/cgroup/pids/a/b")));
+    }
+
+    #[test]
+    fn group_names_carry_their_host() {
+        let name = group_name(7);
+        let me = std::process::id();
+        assert_eq!(owner(&name), Some((me, start_time(me).unwrap())));
+        assert!(alive(me, start_time(me).unwrap()));
+        assert_eq!(owner("tiny-harness-probe-12"), None);
+        assert_eq!(owner("tiny-harness-1-2-3-4"), None);
+        assert_eq!(owner("other-1-2-3"), None);
+    }
+
+    #[test]
+    fn the_groups_of_a_host_that_is_gone_are_swept() {
+        let containment = Containment::get();
+        assert!(containment.available(), "{}", containment.describe());
+        // A "host" that has exited: its pid, with a start time it never had.
+        let mut gone = std::process::Command::new("/bin/true").spawn().unwrap();
+        let pid = gone.id();
+        gone.wait().unwrap();
+        let name = format!("tiny-harness-{pid}-1-0");
+        let dirs: Vec<PathBuf> = [&containment.unified, &containment.pids]
+            .into_iter()
+            .flatten()
+            .map(|base| base.join(&name))
+            .collect();
+        for dir in &dirs {
+            fs::create_dir(dir).unwrap();
+        }
+        // A program it left behind, in its groups.
+        let procs: Vec<File> = dirs.iter().map(|d| open_procs(d).unwrap()).collect();
+        let fds: Vec<RawFd> = procs.iter().map(AsRawFd::as_raw_fd).collect();
+        let mut left = std::process::Command::new("/bin/sleep");
+        left.arg("30");
+        use std::os::unix::process::CommandExt;
+        // SAFETY: only `write` on descriptors kept open past the spawn.
+        unsafe {
+            left.pre_exec(move || join(&fds));
+        }
+        let mut left = left.spawn().unwrap();
+        drop(procs);
+        // The live host's own groups are not touched.
+        let own = containment.create(8).unwrap().unwrap();
+
+        assert!(containment.sweep() >= 1);
+        for dir in &dirs {
+            assert!(!dir.exists(), "{} was not removed", dir.display());
+        }
+        let status = left.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(9));
+        assert!(own.unified.as_ref().or(own.pids.as_ref()).unwrap().exists());
     }
 
     #[test]

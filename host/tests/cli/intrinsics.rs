@@ -219,3 +219,59 @@ fn workflow_apply_replays_and_names_the_refused_line() {
     let output = run_in(dir.path(), &["workflow", "apply", "junk.jsonl"], None);
     one_error_line(&output, &["line 1", "not a workflow command"]);
 }
+
+#[test]
+fn replay_with_a_workflow_applies_each_turns_intrinsics_to_the_state_file() {
+    let dir = task_dir();
+    let use_of = |id: &str, name: &str, input: serde_json::Value| {
+        serde_json::json!({"type": "message", "role": "assistant", "stop_reason": "tool_use",
+            "content": [{"type": "tool_use", "id": id, "name": name, "input": input}]})
+    };
+    let turns = [
+        use_of(
+            "t1",
+            "create_plan",
+            serde_json::json!({"steps": [{"name": "a", "description": "first"},
+                {"name": "b", "description": "then", "depends_on": ["a"]}]}),
+        ),
+        // Sees the plan the first turn attached.
+        use_of(
+            "t2",
+            "complete_step",
+            serde_json::json!({"step": "a", "output": "done"}),
+        ),
+    ];
+    let lines: Vec<String> = turns.iter().map(|t| t.to_string()).collect();
+    std::fs::write(dir.path().join("turns.jsonl"), lines.join("\n")).unwrap();
+    let replay = |extra: &[&str]| {
+        let mut args = vec!["replay", "turns.jsonl", "--provider", "anthropic", "--json"];
+        args.extend_from_slice(extra);
+        run_in(dir.path(), &args, None)
+    };
+
+    // Without a workflow the intrinsics are not offered.
+    let output = replay(&[]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("unknown_tool"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(!dir.path().join("task.json").exists());
+
+    let output = replay(&["--workflow", "task.json", "--actor", "ann"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let commands: Vec<&str> = report
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|turn| turn["commands"].as_array().unwrap())
+        .map(|c| c["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(commands, ["attach_plan", "complete_step"]);
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("task.json")).unwrap())
+            .unwrap();
+    assert!(saved.to_string().contains("\"done\""), "{saved}");
+}

@@ -12,6 +12,7 @@ mod npm;
 mod pins;
 #[path = "../../../tests/all/common/procs.rs"]
 mod procs;
+mod programs;
 mod providers;
 mod replay;
 mod untrusted;
