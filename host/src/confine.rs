@@ -28,7 +28,7 @@ pub mod cgroup;
 mod linux;
 mod run;
 
-pub use cgroup::{Contained, Containment};
+pub use cgroup::{Contained, Containment, GroupLimits};
 pub use run::{Exited, RunOutput, Stdio3, run};
 #[cfg(test)]
 mod tests;
@@ -100,7 +100,9 @@ pub const SYSTEM_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/tty"];
 pub struct Rlimits {
     /// CPU seconds each of its processes may use (`RLIMIT_CPU`).
     pub cpu_seconds: u64,
-    /// Virtual memory each of its processes may map (`RLIMIT_AS`), bytes.
+    /// Virtual memory each of its processes may map (`RLIMIT_AS`), bytes;
+    /// also the memory all of them together may use, where the host can
+    /// make a memory control group.
     pub address_space: u64,
     /// Largest file it may write, in bytes.
     pub file_size: u64,
@@ -114,6 +116,16 @@ pub struct Rlimits {
 }
 
 impl Rlimits {
+    /// What the program's control groups bound: its processes, and the
+    /// memory of all of them together (the same figure as each one's
+    /// address space).
+    pub fn group(&self) -> GroupLimits {
+        GroupLimits {
+            processes: self.processes,
+            memory: self.address_space,
+        }
+    }
+
     /// One hour of CPU per process.
     pub const DEFAULT_CPU_SECONDS: u64 = 3600;
     /// 4 GiB of address space per process (Node.js and CPython start in

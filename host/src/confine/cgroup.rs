@@ -8,13 +8,17 @@
 //! (which Landlock takes away), so killing what the group holds kills
 //! everything the program started.
 //!
-//! Two hierarchies are used when they can be written:
+//! The hierarchies used, each when it can be written:
 //! - the unified one (cgroup v2): `cgroup.kill` kills every member at once,
-//!   races with `fork` included; `pids.max` too when the pids controller is
-//!   enabled there;
+//!   races with `fork` included; `pids.max` and `memory.max` too when those
+//!   controllers are enabled there;
 //! - the v1 `pids` hierarchy: `pids.max` bounds the number of processes (a
 //!   fork bomb meets `EAGAIN`), and its members are killed until none is
-//!   left (bounded, since they cannot multiply past `pids.max`).
+//!   left (bounded, since they cannot multiply past `pids.max`);
+//! - the v1 `memory` hierarchy: `memory.limit_in_bytes` bounds the memory
+//!   of all the program's processes together (past it the kernel's OOM
+//!   killer picks one of them, never the host), where `RLIMIT_AS` alone
+//!   bounds each process and so lets many processes add up.
 //!
 //! Invariants:
 //! - The program joins its groups in the child, before `exec` and before
@@ -42,13 +46,31 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// Where this process may create control groups.
+/// A kind of control-group hierarchy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// cgroup v2.
+    Unified,
+    /// The v1 `pids` controller.
+    Pids,
+    /// The v1 `memory` controller.
+    Memory,
+}
+
+/// Where this process may create control groups: its own group in each
+/// hierarchy it can write.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Containment {
-    /// Our own group in the unified hierarchy, when writable.
-    unified: Option<PathBuf>,
-    /// Our own group in the v1 `pids` hierarchy, when writable.
-    pids: Option<PathBuf>,
+    hierarchies: Vec<(Kind, PathBuf)>,
+}
+
+/// What one program's groups bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupLimits {
+    /// Processes at once, the program included.
+    pub processes: u64,
+    /// Memory of all its processes together, bytes.
+    pub memory: u64,
 }
 
 /// How long [`Contained::kill`] keeps killing members before it gives up.
@@ -97,10 +119,11 @@ impl Containment {
         FOUND.get_or_init(|| {
             let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
             let membership = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-            let (unified, pids) = find(&mountinfo, &membership);
             let found = Containment {
-                unified: unified.filter(|dir| writable(dir)),
-                pids: pids.filter(|dir| writable(dir)),
+                hierarchies: find(&mountinfo, &membership)
+                    .into_iter()
+                    .filter(|(_, dir)| writable(dir))
+                    .collect(),
             };
             found.sweep();
             found
@@ -113,7 +136,7 @@ impl Containment {
     /// control groups.
     pub fn sweep(&self) -> usize {
         let mut removed = 0;
-        for base in [&self.unified, &self.pids].into_iter().flatten() {
+        for (kind, base) in &self.hierarchies {
             let Ok(entries) = fs::read_dir(base) else {
                 continue;
             };
@@ -130,67 +153,102 @@ impl Containment {
                 .take(MAX_SWEPT)
                 .collect();
             for dir in stale {
-                let group = Contained {
-                    unified: (Some(base) == self.unified.as_ref()).then(|| dir.clone()),
-                    pids: (Some(base) == self.pids.as_ref()).then(|| dir.clone()),
-                    procs: Vec::new(),
-                };
                 // Killed and removed as it drops.
-                drop(group);
+                drop(Contained {
+                    groups: vec![(*kind, dir.clone())],
+                    procs: Vec::new(),
+                });
                 removed += usize::from(!dir.exists());
             }
         }
         removed
     }
 
+    fn has(&self, kind: Kind) -> Option<&Path> {
+        (self.hierarchies.iter())
+            .find(|(k, _)| *k == kind)
+            .map(|(_, dir)| dir.as_path())
+    }
+
+    /// Whether a controller is enabled for the groups made in the unified
+    /// hierarchy.
+    fn unified_controls(&self, controller: &str) -> bool {
+        self.has(Kind::Unified).is_some_and(|base| {
+            fs::read_to_string(base.join("cgroup.subtree_control"))
+                .unwrap_or_default()
+                .split_whitespace()
+                .any(|c| c == controller)
+        })
+    }
+
     /// Whether programs are kept in control groups (and so cannot escape
     /// by `setsid` or a double fork).
     pub fn available(&self) -> bool {
-        self.unified.is_some() || self.pids.is_some()
+        !self.hierarchies.is_empty()
     }
 
     /// Whether the number of processes is bounded by `pids.max`.
     pub fn bounds_processes(&self) -> bool {
-        self.pids.is_some()
+        self.has(Kind::Pids).is_some() || self.unified_controls("pids")
+    }
+
+    /// Whether the memory of a program's processes together is bounded.
+    pub fn bounds_memory(&self) -> bool {
+        self.has(Kind::Memory).is_some() || self.unified_controls("memory")
     }
 
     /// How `plugins` shows it.
-    pub fn describe(&self) -> &'static str {
-        match (&self.unified, &self.pids) {
-            (Some(_), Some(_)) => "cgroup (kill, pids.max)",
-            (Some(_), None) => "cgroup (kill)",
-            (None, Some(_)) => "cgroup (pids.max)",
-            (None, None) => "process group only (no writable cgroup)",
+    pub fn describe(&self) -> String {
+        if !self.available() {
+            return "process group only (no writable cgroup)".to_owned();
         }
+        let mut what = Vec::new();
+        if self.has(Kind::Unified).is_some() {
+            what.push("kill");
+        }
+        if self.bounds_processes() {
+            what.push("pids.max");
+        }
+        if self.bounds_memory() {
+            what.push("memory");
+        }
+        format!("cgroup ({})", what.join(", "))
     }
 
-    /// Makes the groups of one program, at most `processes` processes in
-    /// it. `None` when no hierarchy is writable.
-    pub fn create(&self, processes: u64) -> io::Result<Option<Contained>> {
+    /// Makes the groups of one program, bounded by `limits`. `None` when
+    /// no hierarchy is writable.
+    pub fn create(&self, limits: GroupLimits) -> io::Result<Option<Contained>> {
         if !self.available() {
             return Ok(None);
         }
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let name = group_name(NEXT.fetch_add(1, Ordering::Relaxed));
         let mut contained = Contained::default();
-        if let Some(base) = &self.unified {
+        for (kind, base) in &self.hierarchies {
             let dir = base.join(&name);
             fs::create_dir(&dir)?;
-            contained.unified = Some(dir.clone());
-            if fs::read_to_string(dir.join("cgroup.controllers"))
-                .unwrap_or_default()
-                .split_whitespace()
-                .any(|c| c == "pids")
-            {
-                fs::write(dir.join("pids.max"), processes.to_string())?;
+            contained.groups.push((*kind, dir.clone()));
+            let processes = limits.processes.to_string();
+            let memory = limits.memory.to_string();
+            match kind {
+                Kind::Unified => {
+                    if self.unified_controls("pids") {
+                        fs::write(dir.join("pids.max"), &processes)?;
+                    }
+                    if self.unified_controls("memory") {
+                        fs::write(dir.join("memory.max"), &memory)?;
+                        // No swap beyond it, where swap is accounted.
+                        let _ = fs::write(dir.join("memory.swap.max"), "0");
+                    }
+                }
+                Kind::Pids => fs::write(dir.join("pids.max"), &processes)?,
+                Kind::Memory => {
+                    fs::write(dir.join("memory.limit_in_bytes"), &memory)?;
+                    // Memory and swap together no more than memory alone,
+                    // where swap is accounted.
+                    let _ = fs::write(dir.join("memory.memsw.limit_in_bytes"), &memory);
+                }
             }
-            contained.procs.push(open_procs(&dir)?);
-        }
-        if let Some(base) = &self.pids {
-            let dir = base.join(&name);
-            fs::create_dir(&dir)?;
-            contained.pids = Some(dir.clone());
-            fs::write(dir.join("pids.max"), processes.to_string())?;
             contained.procs.push(open_procs(&dir)?);
         }
         Ok(Some(contained))
@@ -201,8 +259,7 @@ impl Containment {
 /// when dropped.
 #[derive(Debug, Default)]
 pub struct Contained {
-    unified: Option<PathBuf>,
-    pids: Option<PathBuf>,
+    groups: Vec<(Kind, PathBuf)>,
     procs: Vec<File>,
 }
 
@@ -217,14 +274,14 @@ impl Contained {
     /// [`KILL_FOR`], which only a kernel refusing the kill could reach).
     pub fn kill(&self) {
         let started = Instant::now();
-        if let Some(dir) = &self.unified {
-            let _ = fs::write(dir.join("cgroup.kill"), "1");
+        for (kind, dir) in &self.groups {
+            if *kind == Kind::Unified {
+                let _ = fs::write(dir.join("cgroup.kill"), "1");
+            }
         }
         loop {
-            let members: Vec<i32> = [&self.unified, &self.pids]
-                .into_iter()
-                .flatten()
-                .flat_map(|dir| members(dir))
+            let members: Vec<i32> = (self.groups.iter())
+                .flat_map(|(_, dir)| members(dir))
                 .collect();
             if members.is_empty() || started.elapsed() > KILL_FOR {
                 return;
@@ -240,10 +297,12 @@ impl Contained {
 
     /// Whether any member is left.
     pub fn is_empty(&self) -> bool {
-        [&self.unified, &self.pids]
-            .into_iter()
-            .flatten()
-            .all(|dir| members(dir).is_empty())
+        self.groups.iter().all(|(_, dir)| members(dir).is_empty())
+    }
+
+    /// Where its groups are.
+    pub fn dirs(&self) -> impl Iterator<Item = &Path> {
+        self.groups.iter().map(|(_, dir)| dir.as_path())
     }
 }
 
@@ -251,10 +310,7 @@ impl Drop for Contained {
     fn drop(&mut self) {
         self.kill();
         self.procs.clear();
-        for dir in [self.unified.take(), self.pids.take()]
-            .into_iter()
-            .flatten()
-        {
+        for (_, dir) in self.groups.drain(..) {
             // A killed process leaves its group a moment after the signal.
             let started = Instant::now();
             while fs::remove_dir(&dir).is_err() && started.elapsed() < KILL_FOR {
@@ -264,15 +320,15 @@ impl Drop for Contained {
     }
 }
 
-/// Makes `command`'s child join groups of its own, with at most
-/// `processes` processes, where the host can make groups; `None` where it
-/// cannot. Keep the result alive until the child has been killed: dropping
-/// it kills what the groups hold.
+/// Makes `command`'s child join groups of its own, bounded by `limits`,
+/// where the host can make groups; `None` where it cannot. Keep the result
+/// alive until the child has been killed: dropping it kills what the
+/// groups hold.
 pub fn contain(
     command: &mut tokio::process::Command,
-    processes: u64,
+    limits: GroupLimits,
 ) -> io::Result<Option<Contained>> {
-    let Some(contained) = Containment::get().create(processes)? else {
+    let Some(contained) = Containment::get().create(limits)? else {
         return Ok(None);
     };
     let fds = contained.join_fds();
@@ -349,11 +405,11 @@ fn writable(dir: &Path) -> bool {
     joined
 }
 
-/// Our own group's directory in the unified hierarchy and in the v1 `pids`
-/// one, from `/proc/self/mountinfo` and `/proc/self/cgroup`.
-fn find(mountinfo: &str, membership: &str) -> (Option<PathBuf>, Option<PathBuf>) {
-    let mut unified = None;
-    let mut pids = None;
+/// Our own group's directory in the unified hierarchy and in the v1
+/// `pids` and `memory` ones, from `/proc/self/mountinfo` and
+/// `/proc/self/cgroup`.
+fn find(mountinfo: &str, membership: &str) -> Vec<(Kind, PathBuf)> {
+    let mut found: Vec<(Kind, PathBuf)> = Vec::new();
     for line in mountinfo.lines() {
         // id parent dev root mountpoint options [optional...] - fstype source superoptions
         let Some((left, right)) = line.split_once(" - ") else {
@@ -384,18 +440,28 @@ fn find(mountinfo: &str, membership: &str) -> (Option<PathBuf>, Option<PathBuf>)
                 .trim_start_matches('/');
             Path::new(mountpoint).join(relative)
         };
-        if *fstype == "cgroup2" && unified.is_none() {
-            unified = own(None).map(dir);
-        } else if *fstype == "cgroup"
-            && pids.is_none()
-            && right
-                .get(2)
-                .is_some_and(|opts| opts.split(',').any(|o| o == "pids"))
+        let mounts = |controller: &str| {
+            *fstype == "cgroup"
+                && right
+                    .get(2)
+                    .is_some_and(|opts| opts.split(',').any(|o| o == controller))
+        };
+        let (kind, dir) = if *fstype == "cgroup2" {
+            (Kind::Unified, own(None).map(dir))
+        } else if mounts("pids") {
+            (Kind::Pids, own(Some("pids")).map(dir))
+        } else if mounts("memory") {
+            (Kind::Memory, own(Some("memory")).map(dir))
+        } else {
+            continue;
+        };
+        if let Some(dir) = dir
+            && !found.iter().any(|(k, _)| *k == kind)
         {
-            pids = own(Some("pids")).map(dir);
+            found.push((kind, dir));
         }
     }
-    (unified, pids)
+    found
 }
 
 #[cfg(test)]
@@ -407,12 +473,18 @@ mod tests {
         let mountinfo = "\
 31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
 39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+40 31 0:37 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
 41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
 ";
         let membership = "8:pids:/a/b\n4:memory:/m\n0::/c\n";
-        let (unified, pids) = find(mountinfo, membership);
-        assert_eq!(unified, Some(PathBuf::from("/sys/fs/cgroup/unified/c")));
-        assert_eq!(pids, Some(PathBuf::from("/sys/fs/cgroup/pids/a/b")));
+        assert_eq!(
+            find(mountinfo, membership),
+            [
+                (Kind::Pids, PathBuf::from("/sys/fs/cgroup/pids/a/b")),
+                (Kind::Memory, PathBuf::from("/sys/fs/cgroup/memory/m")),
+                (Kind::Unified, PathBuf::from("/sys/fs/cgroup/unified/c")),
+            ]
+        );
     }
 
     #[test]
@@ -435,10 +507,8 @@ mod tests {
         let pid = gone.id();
         gone.wait().unwrap();
         let name = format!("tiny-harness-{pid}-1-0");
-        let dirs: Vec<PathBuf> = [&containment.unified, &containment.pids]
-            .into_iter()
-            .flatten()
-            .map(|base| base.join(&name))
+        let dirs: Vec<PathBuf> = (containment.hierarchies.iter())
+            .map(|(_, base)| base.join(&name))
             .collect();
         for dir in &dirs {
             fs::create_dir(dir).unwrap();
@@ -456,7 +526,13 @@ mod tests {
         let mut left = left.spawn().unwrap();
         drop(procs);
         // The live host's own groups are not touched.
-        let own = containment.create(8).unwrap().unwrap();
+        let own = containment
+            .create(GroupLimits {
+                processes: 8,
+                memory: 1 << 30,
+            })
+            .unwrap()
+            .unwrap();
 
         assert!(containment.sweep() >= 1);
         for dir in &dirs {
@@ -465,17 +541,18 @@ mod tests {
         let status = left.wait().unwrap();
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(9));
-        assert!(own.unified.as_ref().or(own.pids.as_ref()).unwrap().exists());
+        assert!(own.dirs().all(Path::exists));
     }
 
     #[test]
     fn a_pure_v2_system_has_no_v1_pids() {
         let mountinfo = "29 22 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate\n";
-        let (unified, pids) = find(mountinfo, "0::/user.slice/x.scope\n");
         assert_eq!(
-            unified,
-            Some(PathBuf::from("/sys/fs/cgroup/user.slice/x.scope"))
+            find(mountinfo, "0::/user.slice/x.scope\n"),
+            [(
+                Kind::Unified,
+                PathBuf::from("/sys/fs/cgroup/user.slice/x.scope")
+            )]
         );
-        assert_eq!(pids, None);
     }
 }

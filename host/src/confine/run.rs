@@ -85,11 +85,10 @@ pub async fn run(
     command
         .current_dir(what.cwd.as_deref().unwrap_or(private.path()))
         .env("TMPDIR", private.path());
-    let processes =
-        (policy.as_ref()).map_or(super::Rlimits::DEFAULT_PROCESSES, |p| p.rlimits.processes);
+    let rlimits = (policy.as_ref()).map_or_else(super::Rlimits::default, |p| p.rlimits);
     // Every process it starts stays in its groups, so that all of them
     // are killed when it ends (those that left its process group too).
-    let contained = super::cgroup::contain(&mut command, processes)?;
+    let contained = super::cgroup::contain(&mut command, rlimits.group())?;
     if let Some(mut policy) = policy {
         policy.write.push(private.path().to_owned());
         policy

@@ -97,11 +97,9 @@ impl Child {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        let processes = (process.policy.as_ref())
-            .map_or(crate::confine::Rlimits::DEFAULT_PROCESSES, |p| {
-                p.rlimits.processes
-            });
-        let contained = crate::confine::cgroup::contain(&mut command, processes)?;
+        let rlimits =
+            (process.policy.as_ref()).map_or_else(crate::confine::Rlimits::default, |p| p.rlimits);
+        let contained = crate::confine::cgroup::contain(&mut command, rlimits.group())?;
         if let Some(policy) = &process.policy {
             let mut policy = policy.clone();
             if let Some(dir) = &private_dir {

@@ -327,7 +327,7 @@ fn plugins_shows_exec_grants_by_absolute_path_and_net_grants_as_written() {
     // And what keeps track of their processes (on this machine, control
     // groups in both hierarchies).
     assert!(
-        row.contains("; processes kept by: cgroup (kill, pids.max)"),
+        row.contains("; processes kept by: cgroup (kill, pids.max, memory)"),
         "{row}"
     );
     let none = format!(

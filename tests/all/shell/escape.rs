@@ -180,3 +180,42 @@ async fn memory_is_limited_per_process() {
     );
     still_works(&host).await;
 }
+
+#[tokio::test]
+async fn the_memory_of_a_programs_processes_together_is_limited() {
+    contained();
+    assert!(
+        Containment::get().bounds_memory(),
+        "{}",
+        Containment::get().describe()
+    );
+    // Four processes of 150 MiB each at once: each within its own 256 MiB
+    // address space, 600 MiB together.
+    let script = "for i in 1 2 3 4; do \
+                  (/usr/bin/python3 -c 'import time; b = b\"x\" * (150 << 20); time.sleep(1)'; \
+                   echo \"exit $?\") & done; wait";
+    let exits = |outcome: &tiny_harness_host::CallOutcome| -> Vec<String> {
+        let output = crate::common::json_of(outcome);
+        (output["stdout"].as_str().unwrap().lines())
+            .map(str::to_owned)
+            .collect()
+    };
+    let marker = marker("shell-memory-group");
+    let host = marked(&marker, |limits| limits.address_space = 256 << 20).await;
+    let outcome = run(&host, sh(script)).await;
+    let within = exits(&outcome);
+    assert!(
+        within.iter().filter(|line| *line == "exit 0").count() < 4,
+        "all four fit: {within:?}"
+    );
+    assert!(
+        gone(&marker).await,
+        "left running: {:?}",
+        pids_with(&marker)
+    );
+    still_works(&host).await;
+    // With room for all of them, all four finish.
+    let host = marked(&marker, |limits| limits.address_space = 1 << 30).await;
+    let roomy = exits(&run(&host, sh(script)).await);
+    assert_eq!(roomy, ["exit 0"; 4], "{roomy:?}");
+}
