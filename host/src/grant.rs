@@ -1,6 +1,8 @@
 //! Grants of capabilities that reach outside the sandbox: programs the host
 //! may start for a plugin ([`ExecGrant`]) and network destinations it may
-//! reach for one ([`NetGrant`]).
+//! reach for one ([`NetGrant`]), one plugin's grants together
+//! ([`Grants`], with its directories), and what they give a program the
+//! host starts (`start`: its environment, cwd and confinement policy).
 //!
 //! Invariant: deny by default, and a grant means exactly what it says. A
 //! program is allowed only if it is the very file a grant resolved (matched
@@ -12,14 +14,19 @@
 //! allow it, and never shows a URL's userinfo, query or fragment.
 //!
 //! This module checks; it does not confine. The processes and connections
-//! it allows are started elsewhere (and confined by the kernel there). It
-//! imports nothing above it: `plugin`, `config` and `mcp` import it.
+//! it allows are started elsewhere (and confined by the kernel there, by
+//! `confine`, the one module it imports besides `display`): `plugin`,
+//! `config` and `mcp` import it.
 
 mod exec;
 mod net;
+mod set;
+pub(crate) mod start;
 
 pub use exec::{ArgPatterns, ExecDenied, ExecGrant, find_program};
 pub use net::{NetDenied, NetGrant, find_net};
+pub use set::{DirGrant, DirMode, Grants};
+pub use start::LaunchError;
 
 /// `text` as a TOML basic string, quotes included: `"` and `\` escaped, and
 /// every control character as `\uXXXX`, so that it is one line and pastes

@@ -271,7 +271,7 @@ impl Contained {
     }
 
     /// Kills every member; returns once none is left running (or after
-    /// [`KILL_FOR`], which only a kernel refusing the kill could reach).
+    /// two seconds, which only a kernel refusing the kill could reach).
     pub fn kill(&self) {
         let started = Instant::now();
         for (kind, dir) in &self.groups {

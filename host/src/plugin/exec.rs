@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 use super::bindings::tiny_harness::plugin::exec::{self as wit, Command, ExecError, Output};
 use super::sandbox::{CallState, Grants, Limits};
 use crate::confine::{self, Exited, Stdio3};
-use crate::mcp::launch::{BASELINE_ENV, LaunchError};
+use crate::grant::LaunchError;
+use crate::grant::start::{BASELINE_ENV, MAX_PAIRS};
 
 /// What a plugin's calls may run: its name, grants and limits.
 #[derive(Debug)]
@@ -69,11 +70,11 @@ impl ExecAccess {
             .iter()
             .filter_map(|name| std::env::var(name).ok().map(|v| ((*name).to_owned(), v)))
             .collect();
-        if command.env.len() > crate::mcp::launch::MAX_PAIRS {
+        if command.env.len() > MAX_PAIRS {
             return Err(ExecError::Denied(format!(
                 "{} environment variables; at most {} are allowed",
                 command.env.len(),
-                crate::mcp::launch::MAX_PAIRS
+                MAX_PAIRS
             )));
         }
         for (name, value) in &command.env {
@@ -83,7 +84,7 @@ impl ExecAccess {
                     crate::display::one_line(name)
                 )));
             }
-            let value = crate::mcp::launch::expand(
+            let value = crate::grant::start::expand(
                 &ctx.plugin,
                 value,
                 &ctx.grants.env,
@@ -96,7 +97,7 @@ impl ExecAccess {
         let policy = match ctx.grants.confinement {
             confine::Mode::None => None,
             _ => Some(
-                crate::mcp::launch::policy(granted, &ctx.grants)
+                crate::grant::start::policy(granted, &ctx.grants)
                     .map_err(|e| ExecError::Failed(e.to_string()))?,
             ),
         };

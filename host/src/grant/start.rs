@@ -1,0 +1,168 @@
+//! What a plugin's grants give a program the host starts for it (an exec
+//! call, a stdio MCP server): its environment, its working directory and
+//! its confinement policy.
+//!
+//! Invariants:
+//! - The environment is the baseline ([`BASELINE_ENV`]) plus what the
+//!   caller sets; a `${NAME}` reference resolves only for a host variable
+//!   in the plugin's `env` grants.
+//! - A working directory is inside a granted directory.
+//! - The policy gives the program its own file, what its exec grant adds,
+//!   the plugin's directories with their modes and the ports of its `net`
+//!   grants, and nothing else; it is refused where the kernel cannot
+//!   confine.
+//! - Each refusal is one line naming the grant that would allow it.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use super::{ExecGrant, Grants};
+
+/// Host variables a program gets without any grant, when the host has
+/// them: what ordinary programs need to find their tools, their home, and
+/// their language.
+pub const BASELINE_ENV: &[&str] = &[
+    "PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ", "USER",
+];
+
+/// Most variables (or headers) one declaration or exec call may set.
+pub const MAX_PAIRS: usize = 256;
+
+/// Why a program cannot be started (or a declared server reached) under
+/// the plugin's grants. One line; it names what to change and never shows
+/// a secret value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LaunchError {
+    /// The program, URL, variable or directory is not granted.
+    #[error("{what} is not granted: add {grant} to plugins.{plugin}.grants")]
+    NotGranted {
+        /// The plugin.
+        plugin: String,
+        /// What was refused, for people (`program "node" (/usr/bin/node)`).
+        what: String,
+        /// The grant that would allow it (`exec = [{ program = "node" }]`).
+        grant: String,
+    },
+    /// The declaration itself is unusable.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// What the program may touch under confinement: its own file, what its
+/// exec grant adds, the plugin's directories with their modes, and the
+/// network of its `net` grants. Refused where the kernel cannot confine.
+pub(crate) fn policy(
+    granted: &ExecGrant,
+    grants: &Grants,
+) -> Result<crate::confine::Policy, LaunchError> {
+    use crate::confine::{Network, Policy};
+    let abi = crate::confine::landlock_abi();
+    if abi < 4 {
+        return Err(LaunchError::Invalid(
+            crate::confine::ConfineError::Unsupported(format!("Landlock ABI {abi}, 4 needed"))
+                .to_string(),
+        ));
+    }
+    let mut read = granted.read().to_vec();
+    read.push(granted.program().to_owned());
+    read.push(granted.canonical().to_owned());
+    let mut write = Vec::new();
+    for dir in &grants.dirs {
+        match dir.mode {
+            super::DirMode::ReadOnly => read.push(dir.host.clone()),
+            super::DirMode::ReadWrite => write.push(dir.host.clone()),
+        }
+    }
+    let network = if grants.net.is_empty() {
+        Network::None
+    } else if grants.net.iter().any(|g| g.port().is_none()) {
+        Network::Any
+    } else {
+        let mut ports: Vec<u16> = grants.net.iter().filter_map(|g| g.port()).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        Network::Ports(ports)
+    };
+    Ok(Policy {
+        read,
+        write,
+        network,
+        rlimits: grants.program_limits,
+    })
+}
+
+/// The directory `cwd`, which must be absolute and inside a granted one.
+pub(crate) fn granted_dir(
+    plugin: &str,
+    cwd: &str,
+    grants: &Grants,
+) -> Result<PathBuf, LaunchError> {
+    let path = Path::new(cwd);
+    if !path.is_absolute() {
+        return Err(LaunchError::Invalid(format!(
+            "cwd {:?} must be an absolute host path",
+            crate::display::one_line(cwd)
+        )));
+    }
+    let not_granted = || LaunchError::NotGranted {
+        plugin: plugin.to_owned(),
+        what: format!("directory {}", crate::display::one_line(cwd)),
+        grant: format!(
+            "dirs = [{{ host = {:?}, guest = \"/…\" }}]",
+            crate::display::one_line(cwd)
+        ),
+    };
+    let real = path.canonicalize().map_err(|_| not_granted())?;
+    if !real.is_dir() || !grants.dirs.iter().any(|d| real.starts_with(&d.host)) {
+        return Err(not_granted());
+    }
+    Ok(real)
+}
+
+/// `value` with every `${NAME}` replaced by the host variable `NAME`, which
+/// must be granted and set. `$$` is a literal `$`.
+pub(crate) fn expand(
+    plugin: &str,
+    value: &str,
+    granted: &[String],
+    key: &str,
+) -> Result<String, LaunchError> {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix('$') {
+            out.push('$');
+            rest = tail;
+        } else if let Some(body) = after.strip_prefix('{') {
+            let end = body.find('}').ok_or_else(|| {
+                LaunchError::Invalid(format!("{key}: an unclosed ${{ in its value"))
+            })?;
+            let name = &body[..end];
+            if !granted.iter().any(|g| g == name) {
+                return Err(LaunchError::NotGranted {
+                    plugin: plugin.to_owned(),
+                    what: format!(
+                        "host variable {:?} (named by {key})",
+                        crate::display::one_line(name)
+                    ),
+                    grant: format!("env = [{:?}]", crate::display::one_line(name)),
+                });
+            }
+            let found = std::env::var_os(name).ok_or_else(|| {
+                LaunchError::Invalid(format!(
+                    "{key}: host variable {name} is granted but not set"
+                ))
+            })?;
+            out.push_str(&OsStr::to_string_lossy(&found));
+            rest = &body[end + 1..];
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
