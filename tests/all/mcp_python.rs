@@ -457,6 +457,28 @@ async fn five_thousand_log_messages_are_counted_and_the_call_returns() {
     finish(host, &marker).await;
 }
 
+#[tokio::test]
+async fn at_2026_07_28_calls_ask_for_logs_and_get_them() {
+    let marker = marker("py-logs-modern");
+    let host = host_of(py::plugin(json!({
+        "logs": py::stdio("flood", &["log-flood"], &[], &marker),
+    })))
+    .await;
+    assert_eq!(
+        status(&host, "logs").protocol.as_deref(),
+        Some("2026-07-28")
+    );
+    let outcome = call(&host, "mcp/logs.noisy", json!({})).await;
+    assert_eq!(text_of(&outcome), "done");
+    // Without the request's `logLevel`, the server sends none.
+    assert!(
+        eventually(|| with_source(&host, "logs", McpSource::log_messages) == 5000).await,
+        "counted {}",
+        with_source(&host, "logs", McpSource::log_messages)
+    );
+    finish(host, &marker).await;
+}
+
 /// Calls each `ask_*` tool of the `asks` server; every call must come back
 /// well before the source's 20 s timeout.
 async fn ask_all(host: &Host) -> Vec<(&'static str, CallOutcome)> {

@@ -441,6 +441,20 @@ impl McpSource {
         if let Value::Object(arguments) = arguments {
             params = params.with_arguments(arguments.clone());
         }
+        // At 2026-07-28 a server logs only for requests that ask it to (the
+        // handshake era sends every log): ask for `info` and above, which
+        // reach `tracing` within the session's log budget. (MCP logging is
+        // deprecated by SEP-2577; servers still send it, and it is what
+        // tells a user why a server misbehaves.)
+        #[allow(deprecated)]
+        if peer
+            .peer_info()
+            .is_some_and(|i| !i.protocol_version.has_initialize())
+        {
+            let mut meta = rmcp::model::RequestMetaObject::new();
+            meta.set_log_level(rmcp::model::LoggingLevel::Info);
+            params.meta = Some(meta);
+        }
         // Dropping the request on timeout sends `notifications/cancelled`.
         let response = tokio::time::timeout_at(stop.into(), peer.call_tool_once(params))
             .await
