@@ -16,9 +16,9 @@
 mod pins;
 mod plugins;
 mod replay;
+mod tools;
 mod workflow;
 
-use std::fmt::Write as _;
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -390,11 +390,11 @@ async fn command(
             provider: Some(provider),
             ..
         } => {
-            print_wire_tools(&host, provider, json)?;
+            tools::print_wire_tools(&host, provider, json)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Tools { json, .. } => {
-            print_tools(&host, json)?;
+            tools::print_tools(&host, json)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Plugins { json } => {
@@ -510,141 +510,4 @@ fn parse_arguments(text: &str) -> anyhow::Result<serde_json::Value> {
             "ARGS_JSON is not valid JSON ({e}); pass one JSON object, for example '{{\"path\":\"README.md\"}}'"
         )
     })
-}
-
-fn print_tools(host: &Host, json: bool) -> anyhow::Result<()> {
-    let registry = host.registry();
-    if json {
-        let tools: Vec<serde_json::Value> = registry
-            .tools()
-            .map(|t| {
-                serde_json::json!({
-                    "name": t.name.as_str(),
-                    "plugin": t.name.plugin(),
-                    "server": t.name.server(),
-                    "tool": t.name.tool(),
-                    "description": t.definition.description,
-                    "idempotent": t.definition.annotations.retry_safe(),
-                    "annotations": t.definition.annotations,
-                    "input_schema_sha256": t.schema_hash().as_str(),
-                    "input_schema": t.definition.input_schema,
-                    "output_schema_sha256": t.output_schema_hash().map(|h| h.as_str()),
-                    "output_schema": t.definition.output_schema,
-                })
-            })
-            .collect();
-        return emit(&serde_json::to_string_pretty(&tools)?);
-    }
-    if registry.is_empty() {
-        return emit("no tools: the config loads no plugin that supplies any");
-    }
-    let width = registry
-        .tools()
-        .map(|t| one_line(t.name.as_str()).len())
-        .max()
-        .unwrap_or(4);
-    let mut table = format!(
-        "{:width$}  {:10}  {:12}  {:64}  DESCRIPTION",
-        "NAME", "IDEMPOTENT", "PLUGIN", "INPUT SCHEMA SHA256"
-    );
-    for t in registry.tools() {
-        // The plugin's own words: the first line, escaped, so that the row
-        // stays one row and the terminal does only what the table asks.
-        let description = summary(&t.definition.description);
-        let _ = write!(
-            table,
-            "\n{:width$}  {:10}  {:12}  {:64}  {}",
-            one_line(t.name.as_str()),
-            if t.definition.annotations.retry_safe() {
-                "yes"
-            } else {
-                "no"
-            },
-            if t.name.is_bare() {
-                t.source.kind().into()
-            } else {
-                one_line(t.name.plugin())
-            },
-            t.schema_hash().as_str(),
-            one_line(&description)
-        );
-    }
-    emit(&table)
-}
-
-/// `tools --provider`: each tool's wire name and its definition as
-/// `provider` is sent it (in `--json`), and for Gemini how many lossy
-/// schema rewrites it needed.
-fn print_wire_tools(host: &Host, provider: Provider, json: bool) -> anyhow::Result<()> {
-    let registry = host.registry();
-    let request = provider.encode_registry(&registry);
-    let entries = request.entries();
-    let rewrites = |name: &str| {
-        request
-            .rewrites
-            .iter()
-            .find(|r| r.tool == name)
-            .map(|r| r.rewrites.as_slice())
-            .unwrap_or_default()
-    };
-    let lossy = |name: &str| rewrites(name).iter().filter(|w| w.lossy).count();
-    let rows: Vec<(&str, &str, usize, Option<&serde_json::Value>)> = registry
-        .tools()
-        .zip(entries.iter().map(Some).chain(std::iter::repeat(None)))
-        .map(|(tool, entry)| {
-            let name = tool.name.as_str();
-            let wire = request.codec.encode(name).unwrap_or("");
-            (name, wire, lossy(name), entry.copied())
-        })
-        .collect();
-    if json {
-        let list: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|(name, wire, _, definition)| {
-                let mut view =
-                    serde_json::json!({"name": name, "wire_name": wire, "definition": definition});
-                let changed = rewrites(name);
-                if !changed.is_empty() {
-                    view["schema_rewrites"] = changed
-                        .iter()
-                        .map(|w| serde_json::json!({"pointer": w.pointer, "what": w.what, "lossy": w.lossy}))
-                        .collect();
-                }
-                view
-            })
-            .collect();
-        return emit(&serde_json::to_string_pretty(&list)?);
-    }
-    if rows.is_empty() {
-        return emit("no tools: the config loads no plugin that supplies any");
-    }
-    let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(4).max(4);
-    let mut table = format!("{:width$}  WIRE NAME ({provider})", "NAME");
-    for (name, wire, lossy, _) in &rows {
-        let _ = write!(table, "\n{:width$}  {}", one_line(name), one_line(wire));
-        if *lossy > 0 {
-            let plural = if *lossy == 1 { "" } else { "s" };
-            let _ = write!(
-                table,
-                "  ({lossy} lossy schema rewrite{plural}; see --json)"
-            );
-        }
-    }
-    emit(&table)
-}
-
-/// The most characters of a description the `tools` table shows.
-const SUMMARY_CHARS: usize = 200;
-
-/// A description's first line, at most [`SUMMARY_CHARS`] long, with ` …`
-/// when there is more (the whole is in `tools --json`).
-fn summary(description: &str) -> String {
-    let trimmed = description.trim();
-    let first = trimmed.lines().next().unwrap_or("");
-    let cut: String = first.chars().take(SUMMARY_CHARS).collect();
-    if cut.len() < trimmed.len() {
-        format!("{cut} …")
-    } else {
-        cut
-    }
 }

@@ -1,0 +1,76 @@
+//! Exec grants' argument patterns: each argument matched in full, the
+//! patterns bounded.
+
+use std::path::Path;
+
+use super::super::*;
+
+fn with_args(patterns: &[&str]) -> ExecGrant {
+    let patterns: Vec<String> = patterns.iter().map(|p| (*p).to_owned()).collect();
+    ExecGrant::resolve("/bin/sh", Path::new("/"), None)
+        .unwrap()
+        .with_args(ArgPatterns::new(&patterns).unwrap())
+}
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|a| (*a).to_owned()).collect()
+}
+
+#[test]
+fn without_patterns_any_arguments_are_allowed() {
+    let grant = ExecGrant::resolve("/bin/sh", Path::new("/"), None).unwrap();
+    assert!(grant.args().is_none());
+    assert_eq!(grant.check_args(&args(&["-c", "anything; at all"])), Ok(()));
+}
+
+#[test]
+fn every_argument_must_match_a_pattern_in_full() {
+    let grant = with_args(&["status", "log", "--oneline", "-n[0-9]{1,3}"]);
+    assert_eq!(
+        grant.check_args(&args(&["log", "--oneline", "-n20"])),
+        Ok(())
+    );
+    assert_eq!(grant.check_args(&[]), Ok(()));
+    // Anchored: a pattern never matches part of an argument.
+    let err = grant
+        .check_args(&args(&["log", "-n20; rm -rf /"]))
+        .unwrap_err();
+    assert_eq!(
+        err,
+        "argument 2 \"-n20; rm -rf /\" of program \"/bin/sh\" matches none of its grant's args patterns [\"status\", \"log\", \"--oneline\", \"-n[0-9]{1,3}\"]: call it with allowed arguments, or add a pattern to exec = [{ program = \"/bin/sh\", args = [...] }]"
+    );
+    assert!(grant.check_args(&args(&["statusx"])).is_err());
+    assert!(grant.check_args(&args(&["xstatus"])).is_err());
+    // An alternation in a pattern stays inside its anchors.
+    let grant = with_args(&["a|b"]);
+    assert_eq!(grant.check_args(&args(&["a", "b"])), Ok(()));
+    assert!(grant.check_args(&args(&["ab"])).is_err());
+    assert!(grant.check_args(&args(&["a\nb"])).is_err());
+    // A pattern cannot close the group it is put in.
+    let err = ArgPatterns::new(&["a)|(b".to_owned()]).unwrap_err();
+    assert!(
+        err.starts_with("argument pattern \"a)|(b\" does not compile"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_empty_pattern_list_allows_no_arguments() {
+    let grant = with_args(&[]);
+    assert_eq!(grant.check_args(&[]), Ok(()));
+    assert!(grant.check_args(&args(&[""])).is_err());
+}
+
+#[test]
+fn patterns_are_bounded_in_number_and_size() {
+    let many: Vec<String> = (0..=ArgPatterns::MAX_PATTERNS)
+        .map(|i| i.to_string())
+        .collect();
+    assert!(ArgPatterns::new(&many).unwrap_err().contains("at most 256"));
+    let huge = ArgPatterns::new(&["\\w{1000}{1000}".to_owned()]).unwrap_err();
+    assert!(
+        huge.starts_with("argument pattern \"\\\\w{1000}{1000}\" does not compile: "),
+        "{huge}"
+    );
+    assert!(!huge.contains('\n'), "{huge}");
+}
