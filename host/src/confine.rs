@@ -222,6 +222,32 @@ impl Prepared {
     }
 }
 
+/// Makes `command` start as a program the host runs for a plugin: in
+/// control groups of its own (where the host can make them), bounded by
+/// `policy`'s limits or the defaults, and, with a policy, confined by it
+/// with `private` (its private directory) writable too. Keep the result
+/// alive until the program has been killed: dropping it kills what its
+/// groups hold.
+pub fn apply(
+    command: &mut tokio::process::Command,
+    policy: Option<&Policy>,
+    private: Option<&std::path::Path>,
+) -> std::io::Result<Option<Contained>> {
+    let rlimits = policy.map_or_else(Rlimits::default, |p| p.rlimits);
+    // Every process it starts stays in its groups, so that all of them are
+    // killed when it ends (those that left its process group too).
+    let contained = cgroup::contain(command, rlimits.group())?;
+    if let Some(policy) = policy {
+        let mut policy = policy.clone();
+        policy.write.extend(private.map(std::path::Path::to_owned));
+        policy
+            .prepare()
+            .map_err(|e| std::io::Error::other(e.to_string()))?
+            .apply_to(command);
+    }
+    Ok(contained)
+}
+
 /// The Landlock ABI the kernel offers (0 when it offers none).
 pub fn landlock_abi() -> i32 {
     #[cfg(target_os = "linux")]

@@ -62,6 +62,9 @@ enum Kind {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Containment {
     hierarchies: Vec<(Kind, PathBuf)>,
+    /// The controllers the unified hierarchy enables for the groups made
+    /// under our own (read once).
+    unified_controllers: Vec<String>,
 }
 
 /// What one program's groups bound.
@@ -119,11 +122,23 @@ impl Containment {
         FOUND.get_or_init(|| {
             let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
             let membership = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+            let hierarchies: Vec<(Kind, PathBuf)> = find(&mountinfo, &membership)
+                .into_iter()
+                .filter(|(_, dir)| writable(dir))
+                .collect();
+            let unified_controllers = (hierarchies.iter())
+                .find(|(kind, _)| *kind == Kind::Unified)
+                .map(|(_, base)| {
+                    fs::read_to_string(base.join("cgroup.subtree_control"))
+                        .unwrap_or_default()
+                        .split_whitespace()
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default();
             let found = Containment {
-                hierarchies: find(&mountinfo, &membership)
-                    .into_iter()
-                    .filter(|(_, dir)| writable(dir))
-                    .collect(),
+                hierarchies,
+                unified_controllers,
             };
             found.sweep();
             found
@@ -173,12 +188,7 @@ impl Containment {
     /// Whether a controller is enabled for the groups made in the unified
     /// hierarchy.
     fn unified_controls(&self, controller: &str) -> bool {
-        self.has(Kind::Unified).is_some_and(|base| {
-            fs::read_to_string(base.join("cgroup.subtree_control"))
-                .unwrap_or_default()
-                .split_whitespace()
-                .any(|c| c == controller)
-        })
+        self.unified_controllers.iter().any(|c| c == controller)
     }
 
     /// Whether programs are kept in control groups (and so cannot escape

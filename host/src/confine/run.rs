@@ -85,17 +85,7 @@ pub async fn run(
     command
         .current_dir(what.cwd.as_deref().unwrap_or(private.path()))
         .env("TMPDIR", private.path());
-    let rlimits = (policy.as_ref()).map_or_else(super::Rlimits::default, |p| p.rlimits);
-    // Every process it starts stays in its groups, so that all of them
-    // are killed when it ends (those that left its process group too).
-    let contained = super::cgroup::contain(&mut command, rlimits.group())?;
-    if let Some(mut policy) = policy {
-        policy.write.push(private.path().to_owned());
-        policy
-            .prepare()
-            .map_err(|e| io::Error::other(e.to_string()))?
-            .apply_to(&mut command);
-    }
+    let contained = super::apply(&mut command, policy.as_ref(), Some(private.path()))?;
     let mut child = command.spawn()?;
     // Killed when this ends, however it ends: a call abandoned by its
     // caller (dropped at its deadline) takes the whole group with it.

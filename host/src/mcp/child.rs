@@ -97,21 +97,12 @@ impl Child {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        let rlimits =
-            (process.policy.as_ref()).map_or_else(crate::confine::Rlimits::default, |p| p.rlimits);
-        let contained = crate::confine::cgroup::contain(&mut command, rlimits.group())?;
-        if let Some(policy) = &process.policy {
-            let mut policy = policy.clone();
-            if let Some(dir) = &private_dir {
-                // Its private directory is its temp dir too.
-                policy.write.push(dir.path().to_owned());
-                command.env("TMPDIR", dir.path());
-            }
-            let prepared = policy
-                .prepare()
-                .map_err(|e| io::Error::other(e.to_string()))?;
-            prepared.apply_to(&mut command);
+        let private = private_dir.as_ref().map(PrivateDir::path);
+        if let (Some(dir), Some(_)) = (private, &process.policy) {
+            // Its private directory is its temp dir too.
+            command.env("TMPDIR", dir);
         }
+        let contained = crate::confine::apply(&mut command, process.policy.as_ref(), private)?;
         let mut child = command.spawn()?;
         let pgid = child
             .id()

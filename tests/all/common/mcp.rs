@@ -42,6 +42,11 @@ pub fn everything_stdio(marker: &str) -> serde_json::Value {
     })
 }
 
+/// Fails the test unless, within 10 s, no process carries `marker`.
+pub async fn assert_gone(marker: &str) {
+    assert!(gone(marker).await, "left running: {:?}", pids_with(marker));
+}
+
 /// Waits (up to 10 s) until no process carries `marker`; true if none does.
 pub async fn gone(marker: &str) -> bool {
     let until = Instant::now() + Duration::from_secs(10);

@@ -11,7 +11,7 @@ use tiny_harness_host::confine::Containment;
 
 use super::{failed, grant, ok, run, sh, shell, still_works};
 use crate::common::host;
-use crate::common::mcp::{gone, marker, pids_with};
+use crate::common::mcp::{assert_gone, marker};
 
 /// The shell plugin granted `sh`, `setsid` and `python3`, whose programs
 /// carry `marker`, with `limits` applied to the programs' limits.
@@ -61,11 +61,7 @@ async fn a_process_that_calls_setsid_does_not_outlive_its_call() {
     )
     .await;
     assert_eq!(ok(&outcome)["stdout"], "started\n");
-    assert!(
-        gone(&marker).await,
-        "left running: {:?}",
-        pids_with(&marker)
-    );
+    assert_gone(&marker).await;
     still_works(&host).await;
 }
 
@@ -85,11 +81,7 @@ async fn a_double_fork_into_a_new_session_is_killed_at_the_timeout() {
     assert_eq!(output["timed_out"], true, "{output}");
     // It had left before the timeout.
     assert_eq!(output["stdout"], "escaped\n", "{output}");
-    assert!(
-        gone(&marker).await,
-        "left running: {:?}",
-        pids_with(&marker)
-    );
+    assert_gone(&marker).await;
     still_works(&host).await;
 }
 
@@ -112,11 +104,7 @@ async fn a_program_cannot_start_more_processes_than_its_limit() {
         output["stderr"].as_str().unwrap().contains("Cannot fork"),
         "{output}"
     );
-    assert!(
-        gone(&marker).await,
-        "left running: {:?}",
-        pids_with(&marker)
-    );
+    assert_gone(&marker).await;
     // With room for them, the same script runs to its end.
     let host = marked(&marker, |limits| limits.processes = 64).await;
     let outcome = run(
@@ -137,11 +125,7 @@ async fn a_fork_bomb_is_contained_and_killed() {
     arguments["timeout_ms"] = 1000.into();
     let outcome = run(&host, arguments).await;
     assert_eq!(failed(&outcome)["timed_out"], true);
-    assert!(
-        gone(&marker).await,
-        "left running: {:?}",
-        pids_with(&marker)
-    );
+    assert_gone(&marker).await;
     still_works(&host).await;
 }
 
@@ -208,11 +192,7 @@ async fn the_memory_of_a_programs_processes_together_is_limited() {
         within.iter().filter(|line| *line == "exit 0").count() < 4,
         "all four fit: {within:?}"
     );
-    assert!(
-        gone(&marker).await,
-        "left running: {:?}",
-        pids_with(&marker)
-    );
+    assert_gone(&marker).await;
     still_works(&host).await;
     // With room for all of them, all four finish.
     let host = marked(&marker, |limits| limits.address_space = 1 << 30).await;

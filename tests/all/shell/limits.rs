@@ -8,7 +8,7 @@ use serde_json::json;
 use tiny_harness_host::Host;
 
 use super::{failed, ok, run, sh, shell, still_works};
-use crate::common::mcp::{gone, marker, pids_with};
+use crate::common::mcp::{assert_gone, marker};
 use crate::common::{error_code, host, text_of};
 
 /// The shell plugin granted `sh` and `/usr/bin/env`, whose programs carry
@@ -50,11 +50,7 @@ async fn at_its_timeout_the_whole_process_group_is_killed() {
     );
     assert_eq!(text_of(&outcome), "killed by signal 9 at the timeout");
     assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
-    assert!(
-        gone(&marker).await,
-        "left running: {:?}",
-        pids_with(&marker)
-    );
+    assert_gone(&marker).await;
     still_works(&host).await;
 }
 
@@ -64,11 +60,7 @@ async fn a_program_leaves_nothing_running_after_it_exits() {
     let host = marked(&marker, None).await;
     let outcome = run(&host, sh("sleep 30 & echo started")).await;
     assert_eq!(ok(&outcome)["stdout"], "started\n");
-    assert!(
-        gone(&marker).await,
-        "left running: {:?}",
-        pids_with(&marker)
-    );
+    assert_gone(&marker).await;
 }
 
 #[tokio::test]
@@ -85,11 +77,7 @@ async fn a_call_that_times_out_leaves_no_process() {
         Err(e) => assert_eq!(e.code(), "timeout", "{e}"),
     }
     assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
-    assert!(
-        gone(&marker).await,
-        "left running: {:?}",
-        pids_with(&marker)
-    );
+    assert_gone(&marker).await;
 }
 
 #[tokio::test]
@@ -104,11 +92,7 @@ async fn a_call_abandoned_by_its_caller_leaves_no_process() {
         abandoned.is_err(),
         "the program ended by itself: {abandoned:?}"
     );
-    assert!(
-        gone(&marker).await,
-        "left running: {:?}",
-        pids_with(&marker)
-    );
+    assert_gone(&marker).await;
     still_works(&host).await;
 }
 
