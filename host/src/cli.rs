@@ -446,7 +446,9 @@ async fn command(
             host.begin_iteration();
             let outcome = host.invoke(&call).await;
             if json {
-                emit(&serde_json::to_string_pretty(&outcome.to_json())?)?;
+                emit(&tiny_harness_host::display::json_pretty(
+                    &outcome.to_json(),
+                )?)?;
             } else {
                 // The block's lines stay lines; the plugin's escape
                 // sequences, carriage returns and bidi overrides show as

@@ -27,6 +27,8 @@ pub mod cgroup;
 #[cfg(target_os = "linux")]
 mod linux;
 mod run;
+#[cfg(target_os = "linux")]
+mod seccomp;
 
 pub use cgroup::{Contained, Containment, GroupLimits};
 pub use run::{Exited, RunOutput, Stdio3, run};
@@ -89,8 +91,9 @@ pub const SYSTEM_READ: &[&str] = &[
 ];
 
 /// Device files every confined program may read and write (writes to them
-/// go nowhere).
-pub const SYSTEM_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/tty"];
+/// go nowhere). Not `/dev/tty`: a program the host starts has no
+/// controlling terminal, and none of the user's.
+pub const SYSTEM_WRITE: &[&str] = &["/dev/null", "/dev/zero"];
 
 /// Resource limits of a program the host starts (`setrlimit`, soft and
 /// hard, inherited by everything it starts; the process count is its
@@ -157,6 +160,9 @@ pub struct Policy {
     pub write: Vec<PathBuf>,
     /// Where it may connect.
     pub network: Network,
+    /// Unix socket files it may connect to (an exec grant's `sockets`).
+    /// Without any, it can create no AF_UNIX socket but a stream pair.
+    pub unix_sockets: Vec<PathBuf>,
     /// Resource limits.
     pub rlimits: Rlimits,
 }
@@ -234,6 +240,16 @@ pub fn apply(
     private: Option<&std::path::Path>,
 ) -> std::io::Result<Option<Contained>> {
     let rlimits = policy.map_or_else(Rlimits::default, |p| p.rlimits);
+    // A session of its own, confined or not: no controlling terminal (so
+    // `/dev/tty` opens nothing) and a process group it leads, which the
+    // launchers kill as a whole. Its standard streams are pipes.
+    // SAFETY: `setsid` is one system call on no memory of ours.
+    unsafe {
+        command.pre_exec(|| {
+            rustix::process::setsid()?;
+            Ok(())
+        });
+    }
     // Every process it starts stays in its groups, so that all of them are
     // killed when it ends (those that left its process group too).
     let contained = cgroup::contain(command, rlimits.group())?;
@@ -246,6 +262,61 @@ pub fn apply(
             .apply_to(command);
     }
     Ok(contained)
+}
+
+/// Variables a confined program's launcher sets to its private directory,
+/// unless the plugin sets them under its grant.
+pub const PRIVATE_ENV: &[&str] = &["HOME", "TMPDIR"];
+
+/// Points `HOME` and `TMPDIR` of a confined program at its private
+/// directory (the host's home is unreadable to it: git, npm and pip would
+/// fail on their config files), unless `env` sets them already (a plugin
+/// may, under its exec grant's `env`). An unconfined program keeps the
+/// host's `HOME` and gets the private `TMPDIR`.
+pub fn private_env(
+    command: &mut tokio::process::Command,
+    env: &[(String, String)],
+    confined: bool,
+    private: &std::path::Path,
+) {
+    for name in PRIVATE_ENV {
+        let set = env.iter().any(|(k, _)| k == name);
+        if !set && (confined || *name == "TMPDIR") {
+            command.env(name, private);
+        }
+    }
+}
+
+/// What the kernel holds a confined program to here, for people: the
+/// Landlock ABI and what it covers, the seccomp filter, and the rest.
+/// `sockets` says whether some program is granted Unix socket files.
+pub fn in_force(sockets: bool) -> String {
+    let abi = landlock_abi();
+    let mut landlock = vec!["files", "TCP"];
+    if abi >= 5 {
+        landlock.push("device ioctls");
+    }
+    if abi >= 6 {
+        landlock.push("signals and abstract sockets scoped");
+    }
+    if abi >= 9 {
+        landlock.push("socket files");
+    }
+    let mut parts = vec![format!("landlock (ABI {abi}: {})", landlock.join(", "))];
+    #[cfg(target_os = "linux")]
+    if seccomp::SUPPORTED {
+        parts.push(if abi >= 9 {
+            "seccomp (no io_uring)".to_owned()
+        } else if sockets {
+            "seccomp (no io_uring; Unix sockets allowed for the programs granted sockets, \
+             which this kernel cannot narrow to the granted files: Landlock ABI 9 can)"
+                .to_owned()
+        } else {
+            "seccomp (no Unix socket files, no io_uring)".to_owned()
+        });
+    }
+    parts.push("no_new_privs, rlimits, no terminal".to_owned());
+    parts.join(", ")
 }
 
 /// The Landlock ABI the kernel offers (0 when it offers none).

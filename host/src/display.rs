@@ -98,10 +98,88 @@ fn escape(text: &str, keep_layout: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `value` as pretty JSON that is safe on a terminal: besides the C0
+/// controls serde_json escapes, every C1 control (U+0080..U+009F, a CSI
+/// on some terminals) and every character that reorders or hides text is
+/// written as a `\uXXXX` escape. The JSON means exactly the same.
+pub fn json_pretty<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
+    let mut out = Vec::with_capacity(256);
+    let mut serializer = serde_json::Serializer::with_formatter(
+        &mut out,
+        Safe(serde_json::ser::PrettyFormatter::new()),
+    );
+    value.serialize(&mut serializer)?;
+    // serde_json writes only UTF-8, and the escapes are ASCII.
+    Ok(String::from_utf8(out).unwrap_or_default())
+}
+
+/// A formatter that escapes what [`json_pretty`] promises, delegating the
+/// layout to `F`.
+struct Safe<F>(F);
+
+macro_rules! forward {
+    ($($name:ident $(($arg:ident: $ty:ty))?),* $(,)?) => {
+        $(
+            fn $name<W: ?Sized + std::io::Write>(&mut self, writer: &mut W $(, $arg: $ty)?) -> std::io::Result<()> {
+                self.0.$name(writer $(, $arg)?)
+            }
+        )*
+    };
+}
+
+impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for Safe<F> {
+    forward!(
+        begin_array,
+        end_array,
+        begin_array_value(first: bool),
+        end_array_value,
+        begin_object,
+        end_object,
+        begin_object_key(first: bool),
+        end_object_key,
+        begin_object_value,
+        end_object_value,
+    );
+
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut rest = fragment;
+        while let Some((at, c)) = rest.char_indices().find(|&(_, c)| escaped(c, false)) {
+            writer.write_all(&rest.as_bytes()[..at])?;
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                write!(writer, "\\u{:04x}", unit)?;
+            }
+            rest = &rest[at + c.len_utf8()..];
+        }
+        writer.write_all(rest.as_bytes())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn json_escapes_c1_and_bidi_and_means_the_same() {
+        let value = serde_json::json!({"d": "a\u{9b}31m\u{202e}b\u{2066}\u{feff}\u{1b}é日"});
+        let text = json_pretty(&value).unwrap();
+        assert!(
+            text.contains(r"a\u009b31m\u202eb\u2066\ufeff\u001bé日"),
+            "{text}"
+        );
+        assert!(!text.chars().any(|c| escaped(c, true)), "{text:?}");
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, value);
+        assert_eq!(
+            json_pretty(&serde_json::json!([1, {"a": []}])).unwrap(),
+            serde_json::to_string_pretty(&serde_json::json!([1, {"a": []}])).unwrap()
+        );
+    }
 
     #[test]
     fn controls_become_visible_escapes() {

@@ -18,11 +18,13 @@
 //! `confine`, the one module it imports besides `display`): `plugin`,
 //! `config` and `mcp` import it.
 
+mod env;
 mod exec;
 mod net;
 mod set;
 pub(crate) mod start;
 
+pub use env::{EnvNames, is_loader};
 pub use exec::{ArgPatterns, ExecDenied, ExecGrant, find_program};
 pub use net::{NetDenied, NetGrant, find_net};
 pub use set::{DirGrant, DirMode, Grants};

@@ -355,6 +355,30 @@ impl CallError {
     }
 }
 
+/// The most levels of arrays and objects a tool's schema may nest (an
+/// empty `{}` is one level): what a lock file can hold (it puts a schema 8
+/// levels deep, and serde_json reads at most 127). A deeper schema is
+/// refused at registration, so that every registered tool can be pinned.
+pub const MAX_SCHEMA_DEPTH: usize = 119;
+
+/// How many levels of arrays and objects `value` nests, empty ones
+/// included (0 for a scalar). Iterative: no recursion.
+pub fn json_nesting(value: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1)];
+    while let Some((value, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(members) => Box::new(members.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(depth);
+        stack.extend(children.map(|child| (child, depth + 1)));
+    }
+    deepest
+}
+
 /// The length of `value` as compact JSON, counted without building the
 /// text, and counted only up to a little past `stop_after` (so measuring a
 /// huge value costs no more than measuring one just over the limit).

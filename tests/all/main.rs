@@ -9,6 +9,7 @@ mod cache;
 mod fs_tools;
 mod hardening;
 mod hello;
+mod hostile;
 mod intrinsics;
 mod isolation;
 mod journal;

@@ -26,10 +26,13 @@ use crate::common::{call, error_code, host, json_of, result_of, spec, text_of};
 const RUN: &str = "shell/exec.run";
 
 /// An exec grant for `program` as a config would give it, reading nothing
-/// beyond the system set.
+/// beyond the system set; the plugin may set any variable but the
+/// loader's for it (what a narrower `env` refuses is tested in
+/// `hostile.rs`).
 fn grant(program: &str) -> ExecGrant {
     ExecGrant::resolve(program, Path::new("."), std::env::var_os("PATH").as_deref())
         .unwrap_or_else(|e| panic!("granting {program}: {e}"))
+        .with_env(crate::common::mcp::any_env())
 }
 
 /// The shell plugin with `config`, granted `/bin/echo` (for

@@ -30,13 +30,33 @@ fn describe_grants(grants: &Grants) -> String {
         let programs: Vec<String> = grants
             .exec
             .iter()
-            .map(|g| match g.args() {
-                None => g.program().display().to_string(),
-                Some(args) => format!(
-                    "{} (args: {})",
-                    g.program().display(),
-                    one_line(&format!("{:?}", args.written()))
-                ),
+            .map(|g| {
+                let mut extra = Vec::new();
+                if let Some(args) = g.args() {
+                    extra.push(format!(
+                        "args: {}",
+                        one_line(&format!("{:?}", args.written()))
+                    ));
+                }
+                if !g.env().written().is_empty() {
+                    extra.push(format!(
+                        "env: {}",
+                        one_line(&format!("{:?}", g.env().written()))
+                    ));
+                }
+                if !g.sockets().is_empty() {
+                    let sockets: Vec<String> = g
+                        .sockets()
+                        .iter()
+                        .map(|s| s.display().to_string())
+                        .collect();
+                    extra.push(format!("sockets: {}", one_line(&sockets.join(", "))));
+                }
+                if extra.is_empty() {
+                    g.program().display().to_string()
+                } else {
+                    format!("{} ({})", g.program().display(), extra.join("; "))
+                }
             })
             .collect();
         parts.push(format!("exec: {}", programs.join(", ")));
@@ -50,9 +70,8 @@ fn describe_grants(grants: &Grants) -> String {
         parts.push(format!(
             "programs confined by: {}",
             match grants.confinement {
-                tiny_harness_host::confine::Mode::Landlock => format!(
-                    "landlock (ABI {}), no_new_privs, rlimits",
-                    tiny_harness_host::confine::landlock_abi()
+                tiny_harness_host::confine::Mode::Landlock => tiny_harness_host::confine::in_force(
+                    grants.exec.iter().any(|g| !g.sockets().is_empty())
                 ),
                 tiny_harness_host::confine::Mode::None => "nothing (confinement = \"none\")".into(),
                 _ => "unknown".into(),
@@ -116,6 +135,8 @@ pub(super) fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
                             "program": g.written(),
                             "path": g.program().display().to_string(),
                             "args": g.args().map(|a| a.written()),
+                            "env": g.env().written(),
+                            "sockets": g.sockets().iter().map(|s| s.display().to_string()).collect::<Vec<_>>(),
                         })).collect::<Vec<_>>(),
                         "net": grants.net.iter().map(|g| g.as_str()).collect::<Vec<_>>(),
                     },
@@ -144,7 +165,7 @@ pub(super) fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
                 })
             })
             .collect();
-        return emit(&serde_json::to_string_pretty(&list)?);
+        return emit(&tiny_harness_host::display::json_pretty(&list)?);
     }
     if plugins.is_empty() {
         return emit("no plugins: the config loads none");

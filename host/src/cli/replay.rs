@@ -117,7 +117,7 @@ pub(super) async fn replay(
         super::workflow::save(path, state)?;
     }
     if json {
-        emit(&serde_json::to_string_pretty(&report)?)?;
+        emit(&tiny_harness_host::display::json_pretty(&report)?)?;
     } else {
         emit(out.trim_end())?;
     }

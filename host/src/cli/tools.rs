@@ -30,7 +30,7 @@ pub(super) fn print_tools(host: &Host, json: bool) -> anyhow::Result<()> {
                 })
             })
             .collect();
-        return emit(&serde_json::to_string_pretty(&tools)?);
+        return emit(&tiny_harness_host::display::json_pretty(&tools)?);
     }
     if registry.is_empty() {
         return emit("no tools: the config loads no plugin that supplies any");
@@ -110,7 +110,7 @@ pub(super) fn print_wire_tools(host: &Host, provider: Provider, json: bool) -> a
                 view
             })
             .collect();
-        return emit(&serde_json::to_string_pretty(&list)?);
+        return emit(&tiny_harness_host::display::json_pretty(&list)?);
     }
     if rows.is_empty() {
         return emit("no tools: the config loads no plugin that supplies any");

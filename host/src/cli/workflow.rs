@@ -52,7 +52,7 @@ pub(super) async fn call(
     if json {
         let mut view = done.outcome.to_json();
         view["command"] = serde_json::to_value(&done.command)?;
-        emit(&serde_json::to_string_pretty(&view)?)?;
+        emit(&tiny_harness_host::display::json_pretty(&view)?)?;
     } else {
         emit(&block(done.outcome.render()))?;
     }
@@ -65,7 +65,7 @@ pub(super) async fn call(
 
 /// Writes `workflow` to `path` as pretty JSON, atomically.
 pub(super) fn save(path: &Path, workflow: &Workflow) -> anyhow::Result<()> {
-    let mut text = serde_json::to_string_pretty(workflow)?;
+    let mut text = tiny_harness_host::display::json_pretty(workflow)?;
     text.push('\n');
     write_atomically(path, text.as_bytes())
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
@@ -106,7 +106,7 @@ pub(super) fn apply(file: &Path, from: Option<&Path>) -> anyhow::Result<ExitCode
             return Ok(ExitCode::from(1));
         }
     }
-    emit(&serde_json::to_string_pretty(&workflow)?)?;
+    emit(&tiny_harness_host::display::json_pretty(&workflow)?)?;
     Ok(ExitCode::SUCCESS)
 }
 

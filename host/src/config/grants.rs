@@ -33,6 +33,10 @@ pub(super) struct RawExec {
     pub(super) read: Vec<Spanned<String>>,
     #[serde(default)]
     pub(super) args: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    pub(super) env: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    pub(super) sockets: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -139,6 +143,33 @@ impl Checker<'_> {
                     .map_err(|e| self.at(args, format!("{key}.exec.args: {e}")))?;
                 program = program.with_args(patterns);
             }
+            if let Some(names) = &raw.env {
+                let names = crate::grant::EnvNames::new(names.get_ref())
+                    .map_err(|e| self.at(names, format!("{key}.exec.env: {e}")))?;
+                program = program.with_env(names);
+            }
+            let mut sockets = Vec::new();
+            for path in &raw.sockets {
+                use std::os::unix::fs::FileTypeExt;
+                let full = base.join(path.get_ref());
+                let real = full
+                    .canonicalize()
+                    .ok()
+                    .filter(|real| {
+                        std::fs::metadata(real).is_ok_and(|m| m.file_type().is_socket())
+                    })
+                    .ok_or_else(|| {
+                        self.at(
+                            path,
+                            format!(
+                                "{key}.exec.sockets: {} is not a Unix socket: give the path of one that exists (start its server first)",
+                                full.display()
+                            ),
+                        )
+                    })?;
+                sockets.push(real);
+            }
+            program = program.with_sockets(sockets);
             exec.push(program);
         }
         let mut net: Vec<NetGrant> = Vec::new();

@@ -1,13 +1,13 @@
-//! Landlock, network namespaces and resource limits on Linux.
+//! Landlock, seccomp, network namespaces and resource limits on Linux.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, path_beneath_rules,
+    RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 
-use super::{ConfineError, Network, Policy, Rlimits, SYSTEM_READ, SYSTEM_WRITE};
+use super::{ConfineError, Network, Policy, Rlimits, SYSTEM_READ, SYSTEM_WRITE, seccomp};
 
 /// The oldest ABI that has everything we need: filesystem rules with
 /// `truncate` (ABI 3) and TCP rules (ABI 4).
@@ -19,6 +19,7 @@ pub struct Prepared {
     ruleset: OwnedFd,
     new_network: bool,
     rlimits: Rlimits,
+    filter: Vec<libc::sock_filter>,
 }
 
 /// The kernel's Landlock ABI version.
@@ -40,8 +41,20 @@ pub fn prepare(policy: &Policy) -> Result<Prepared, ConfineError> {
     let unsupported = |e: &dyn std::fmt::Display| {
         ConfineError::Unsupported(format!("Landlock ABI {}: {e}", abi()))
     };
+    let abi = abi();
     let read = AccessFs::from_read(NEEDED);
     let all = AccessFs::from_all(NEEDED);
+    // Handled, so denied unless a rule grants it: ioctls on device files
+    // (ABI 5: no TIOCSTI on a terminal, whatever the program opens) and
+    // connecting to socket files (ABI 9).
+    let mut handled = all;
+    if abi >= 5 {
+        handled |= AccessFs::IoctlDev;
+    }
+    let resolve_unix = abi >= 9;
+    if resolve_unix {
+        handled |= AccessFs::ResolveUnix;
+    }
     // With any port allowed, only `bind` is handled (and so refused).
     let net = match policy.network {
         Network::Any => AccessNet::BindTcp.into(),
@@ -49,10 +62,18 @@ pub fn prepare(policy: &Policy) -> Result<Prepared, ConfineError> {
     };
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(all)
+        .handle_access(handled)
         .map_err(|e| unsupported(&e))?
         .handle_access(net)
-        .map_err(|e| unsupported(&e))?
+        .map_err(|e| unsupported(&e))?;
+    if abi >= 6 {
+        // No signal to a process outside its domain (the host, other
+        // programs), no abstract socket made outside it.
+        ruleset = ruleset
+            .scope(Scope::Signal | Scope::AbstractUnixSocket)
+            .map_err(|e| unsupported(&e))?;
+    }
+    let mut ruleset = ruleset
         .create()
         .map_err(|e| unsupported(&e))?
         .add_rules(path_beneath_rules(SYSTEM_READ, read))
@@ -63,6 +84,14 @@ pub fn prepare(policy: &Policy) -> Result<Prepared, ConfineError> {
         .map_err(|e| unsupported(&e))?
         .add_rules(path_beneath_rules(&policy.write, all))
         .map_err(|e| unsupported(&e))?;
+    if resolve_unix {
+        ruleset = ruleset
+            .add_rules(path_beneath_rules(
+                &policy.unix_sockets,
+                AccessFs::ResolveUnix,
+            ))
+            .map_err(|e| unsupported(&e))?;
+    }
     if let Network::Ports(ports) = &policy.network {
         for &port in ports {
             ruleset = ruleset
@@ -72,10 +101,15 @@ pub fn prepare(policy: &Policy) -> Result<Prepared, ConfineError> {
     }
     let fd: Option<OwnedFd> = ruleset.into();
     let ruleset = fd.ok_or_else(|| unsupported(&"no ruleset was created"))?;
+    // Below ABI 9 socket files are held by seccomp instead: every AF_UNIX
+    // socket is refused unless the program is granted one (and then,
+    // the kernel being unable to tell them apart, any is reachable).
+    let deny_unix = !resolve_unix && policy.unix_sockets.is_empty();
     Ok(Prepared {
         ruleset,
         new_network: policy.network == Network::None,
         rlimits: policy.rlimits,
+        filter: seccomp::filter(deny_unix),
     })
 }
 
@@ -85,6 +119,7 @@ impl Prepared {
             ruleset,
             new_network,
             rlimits,
+            filter,
         } = self;
         let fd = ruleset.as_raw_fd();
         // SAFETY: the closure runs in the child between fork and exec and
@@ -95,7 +130,8 @@ impl Prepared {
         unsafe {
             command.pre_exec(move || {
                 let _keep = &ruleset;
-                confine_self(fd, new_network, rlimits)
+                confine_self(fd, new_network, rlimits)?;
+                seccomp::install(&filter)
             });
         }
     }

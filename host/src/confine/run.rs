@@ -80,11 +80,9 @@ pub async fn run(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
-    command
-        .current_dir(what.cwd.as_deref().unwrap_or(private.path()))
-        .env("TMPDIR", private.path());
+    command.current_dir(what.cwd.as_deref().unwrap_or(private.path()));
+    super::private_env(&mut command, &what.env, policy.is_some(), private.path());
     let contained = super::apply(&mut command, policy.as_ref(), Some(private.path()))?;
     let mut child = command.spawn()?;
     // Killed when this ends, however it ends: a call abandoned by its

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::display::one_line;
 
+use super::env::EnvNames;
 use super::toml_string;
 
 /// A program a plugin may have the host start.
@@ -31,6 +32,8 @@ pub struct ExecGrant {
     canonical: PathBuf,
     read: Vec<PathBuf>,
     args: Option<ArgPatterns>,
+    env: EnvNames,
+    sockets: Vec<PathBuf>,
 }
 
 /// The arguments an exec grant allows (`args = ["status", "--oneline",
@@ -161,6 +164,8 @@ impl ExecGrant {
             canonical,
             read: Vec::new(),
             args: None,
+            env: EnvNames::default(),
+            sockets: Vec::new(),
         })
     }
 
@@ -197,6 +202,30 @@ impl ExecGrant {
     pub fn with_args(mut self, patterns: ArgPatterns) -> ExecGrant {
         self.args = Some(patterns);
         self
+    }
+
+    /// The grant letting the plugin set the variables `names` allows for
+    /// the program (`env = [...]` on the grant; none by default).
+    pub fn with_env(mut self, names: EnvNames) -> ExecGrant {
+        self.env = names;
+        self
+    }
+
+    /// The variables the plugin may set for the program.
+    pub fn env(&self) -> &EnvNames {
+        &self.env
+    }
+
+    /// The grant letting the program connect to the Unix socket files
+    /// `paths` (absolute, resolved; `sockets = [...]` on the grant).
+    pub fn with_sockets(mut self, paths: Vec<PathBuf>) -> ExecGrant {
+        self.sockets = paths;
+        self
+    }
+
+    /// The Unix socket files the program may connect to.
+    pub fn sockets(&self) -> &[PathBuf] {
+        &self.sockets
     }
 
     /// The argument patterns, if the grant limits arguments.

@@ -20,10 +20,70 @@ use super::{ExecGrant, Grants};
 
 /// Host variables a program gets without any grant, when the host has
 /// them: what ordinary programs need to find their tools, their home, and
-/// their language.
+/// their language. A confined program's `HOME` and `TMPDIR` are its
+/// private directory instead (the host's home is not readable to it).
 pub const BASELINE_ENV: &[&str] = &[
     "PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ", "USER",
 ];
+
+pub use crate::confine::PRIVATE_ENV;
+
+/// The whole environment of `granted`'s program: the baseline (without
+/// [`PRIVATE_ENV`] when `confined`, which the launcher fills in), then
+/// each variable the plugin sets, which must be a valid name its exec
+/// grant's `env` allows, with `${NAME}` references expanded.
+pub(crate) fn environment(
+    plugin: &str,
+    granted: &ExecGrant,
+    grants: &Grants,
+    set: &[(String, String)],
+    confined: bool,
+) -> Result<Vec<(String, String)>, LaunchError> {
+    if set.len() > MAX_PAIRS {
+        return Err(LaunchError::Invalid(format!(
+            "it sets {} environment variables; at most {MAX_PAIRS} are allowed",
+            set.len()
+        )));
+    }
+    let mut env: Vec<(String, String)> = BASELINE_ENV
+        .iter()
+        .filter(|name| !(confined && PRIVATE_ENV.contains(name)))
+        .filter_map(|name| {
+            std::env::var(name)
+                .ok()
+                .map(|value| ((*name).to_owned(), value))
+        })
+        .collect();
+    for (name, value) in set {
+        if name.is_empty() || name.contains(['=', '\0']) {
+            return Err(LaunchError::Invalid(format!(
+                "{:?} is not an environment variable name",
+                crate::display::one_line(name)
+            )));
+        }
+        if super::is_loader(name) {
+            return Err(LaunchError::Invalid(format!(
+                "variable {:?} is the dynamic loader's: no grant allows setting it for a program",
+                crate::display::one_line(name)
+            )));
+        }
+        if !granted.env().allows(name) {
+            return Err(LaunchError::NotGranted {
+                plugin: plugin.to_owned(),
+                what: format!(
+                    "variable {:?} for program {:?}",
+                    crate::display::one_line(&name.chars().take(128).collect::<String>()),
+                    granted.written()
+                ),
+                grant: super::env::suggestion(granted.written(), name, granted.env()),
+            });
+        }
+        let value = expand(plugin, value, &grants.env, &format!("env {name}"))?;
+        env.retain(|(k, _)| k != name);
+        env.push((name.clone(), value));
+    }
+    Ok(env)
+}
 
 /// Most variables (or headers) one declaration or exec call may set.
 pub const MAX_PAIRS: usize = 256;
@@ -88,6 +148,7 @@ pub(crate) fn policy(
         read,
         write,
         network,
+        unix_sockets: granted.sockets().to_vec(),
         rlimits: grants.program_limits,
     })
 }

@@ -77,9 +77,12 @@ impl Child {
     /// Starts `process` for server `server`; returns the child and the
     /// pipes the session speaks MCP over.
     pub fn spawn(process: &Process, server: &str) -> io::Result<(Child, ChildStdout, ChildStdin)> {
-        let private_dir = match &process.cwd {
-            Some(_) => None,
-            None => Some(PrivateDir::create(server)?),
+        // Its cwd when it declares none, and its home and temp dir when it
+        // runs confined.
+        let private_dir = if process.cwd.is_none() || process.policy.is_some() {
+            Some(PrivateDir::create(server)?)
+        } else {
+            None
         };
         let cwd = process
             .cwd
@@ -95,12 +98,10 @@ impl Child {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
         let private = private_dir.as_ref().map(PrivateDir::path);
         if let (Some(dir), Some(_)) = (private, &process.policy) {
-            // Its private directory is its temp dir too.
-            command.env("TMPDIR", dir);
+            crate::confine::private_env(&mut command, &process.env, true, dir);
         }
         let contained = crate::confine::apply(&mut command, process.policy.as_ref(), private)?;
         let mut child = command.spawn()?;
@@ -119,7 +120,8 @@ impl Child {
         if let Some(pipe) = child.stderr.take() {
             let tail = stderr.clone();
             let server = server.to_owned();
-            tokio::spawn(drain_stderr(pipe, tail, server.to_owned()));
+            let redact = Redact::new(&process.secrets);
+            tokio::spawn(drain_stderr(pipe, tail, server.to_owned(), redact));
         }
         Ok((
             Child {
@@ -173,12 +175,14 @@ async fn drain_stderr(
     mut pipe: tokio::process::ChildStderr,
     tail: Arc<Mutex<Tail>>,
     server: String,
+    redact: Redact,
 ) {
     let mut chunk = [0u8; 4096];
     let mut line = Vec::new();
     let mut logged = 0usize;
     let finish = |line: &mut Vec<u8>, logged: &mut usize| {
-        let text = String::from_utf8_lossy(line).into_owned();
+        let cut = line.len() >= STDERR_TAIL_BYTES;
+        let text = redact.apply(&String::from_utf8_lossy(line), cut);
         line.clear();
         if *logged < MAX_LOGGED_LINES {
             *logged += 1;
@@ -202,6 +206,62 @@ async fn drain_stderr(
     }
     if !line.is_empty() {
         finish(&mut line, &mut logged);
+    }
+}
+
+/// The values a program was given that may be secret, replaced by
+/// `[redacted]` in every line quoted of its standard error (the tail, the
+/// log), so that a server cannot read a token back to the user, a log or
+/// the model.
+#[derive(Debug, Clone, Default)]
+pub struct Redact {
+    secrets: Vec<String>,
+}
+
+impl Redact {
+    /// Values shorter than this are not redacted (they would blank out
+    /// ordinary words and digits).
+    pub const MIN_SECRET_BYTES: usize = 4;
+    /// A line cut at [`STDERR_TAIL_BYTES`] that ends with at least this
+    /// much of a secret has that end redacted too.
+    const MIN_PREFIX_BYTES: usize = 8;
+
+    /// Redacts `secrets`, longest first (so that one holding another goes
+    /// whole).
+    pub fn new(secrets: &[String]) -> Redact {
+        let mut secrets: Vec<String> = secrets
+            .iter()
+            .filter(|s| s.len() >= Self::MIN_SECRET_BYTES)
+            .cloned()
+            .collect();
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        Redact { secrets }
+    }
+
+    /// `line` with every secret replaced; when `cut` (the line was longer
+    /// than what is kept), also a secret's beginning at its end.
+    pub fn apply(&self, line: &str, cut: bool) -> String {
+        let mut out = line.to_owned();
+        for secret in &self.secrets {
+            if out.contains(secret.as_str()) {
+                out = out.replace(secret.as_str(), "[redacted]");
+            }
+        }
+        if cut {
+            for secret in &self.secrets {
+                let longest = secret.len().saturating_sub(1).min(out.len());
+                let tail = (Self::MIN_PREFIX_BYTES..=longest)
+                    .rev()
+                    .filter(|&n| secret.is_char_boundary(n))
+                    .find(|&n| out.ends_with(&secret[..n]));
+                if let Some(n) = tail {
+                    out.truncate(out.len() - n);
+                    out.push_str("[redacted]");
+                }
+            }
+        }
+        out
     }
 }
 

@@ -48,6 +48,43 @@ pub(super) struct Connection {
     pub generation: u64,
 }
 
+/// Why a session could not be opened. `reason` may go anywhere, the
+/// model's `unavailable` result included; `said` (the last line the
+/// program wrote to standard error, its secrets redacted) is the server's
+/// own text, and goes only to people: `plugins` and the log.
+#[derive(Debug, Clone)]
+pub(super) struct Failure {
+    pub reason: String,
+    pub said: Option<String>,
+}
+
+impl From<String> for Failure {
+    fn from(reason: String) -> Failure {
+        Failure { reason, said: None }
+    }
+}
+
+impl Failure {
+    /// The reason with the program's last words, for people.
+    pub fn detailed(&self) -> String {
+        match &self.said {
+            Some(said) => format!("{}; its last words: {said}", self.reason),
+            None => self.reason.clone(),
+        }
+    }
+
+    /// The reason alone, saying where the rest is: for the model.
+    pub fn for_model(&self) -> String {
+        match &self.said {
+            Some(_) => format!(
+                "{} (what the server wrote to stderr is shown by `tiny-harness plugins`)",
+                self.reason
+            ),
+            None => self.reason.clone(),
+        }
+    }
+}
+
 /// Starts or reaches `launch`'s server and opens a session with it, as
 /// connection number `generations + 1` of source `server`.
 pub(super) async fn connect(
@@ -56,7 +93,7 @@ pub(super) async fn connect(
     limits: &SourceLimits,
     server: &str,
     generations: &AtomicU64,
-) -> Result<Connection, String> {
+) -> Result<Connection, Failure> {
     let lifecycle = ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
         legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
@@ -75,13 +112,16 @@ pub(super) async fn connect(
             let transport =
                 AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(message_limit);
             match handler.serve_with_lifecycle(transport, lifecycle).await {
-                Ok(service) => Ok(Connection {
-                    service,
-                    child: Some(child),
-                    listener: None,
-                    oversized,
-                    generation: generations.fetch_add(1, Ordering::SeqCst) + 1,
-                }),
+                Ok(service) => {
+                    offered(&service)?;
+                    Ok(Connection {
+                        service,
+                        child: Some(child),
+                        listener: None,
+                        oversized,
+                        generation: generations.fetch_add(1, Ordering::SeqCst) + 1,
+                    })
+                }
                 Err(e) => {
                     // Let the exit and its last words arrive.
                     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -89,14 +129,13 @@ pub(super) async fn connect(
                         .exit_status()
                         .map(|s| format!(" (the program exited: {s})"))
                         .unwrap_or_default();
-                    let said = child
-                        .stderr_tail()
-                        .map(|l| format!("; its last words: {l}"))
-                        .unwrap_or_default();
-                    Err(format!(
-                        "it did not start an MCP session: {}{exited}{said}",
-                        crate::display::one_line(&e.to_string())
-                    ))
+                    Err(Failure {
+                        reason: format!(
+                            "it did not start an MCP session: {}{exited}",
+                            crate::display::one_line(&e.to_string())
+                        ),
+                        said: child.stderr_tail(),
+                    })
                 }
             }
         }
@@ -130,6 +169,7 @@ pub(super) async fn connect(
                         crate::display::one_line(&e.to_string())
                     )
                 })?;
+            offered(&service)?;
             Ok(Connection {
                 service,
                 child: None,
@@ -139,6 +179,28 @@ pub(super) async fn connect(
             })
         }
     }
+}
+
+/// Refuses a session whose protocol version is none the host offered (a
+/// server may answer anything, control characters included).
+fn offered(service: &RunningService<RoleClient, Handler>) -> Result<(), Failure> {
+    let Some(info) = service.peer().peer_info() else {
+        return Ok(());
+    };
+    let version = &info.protocol_version;
+    if ProtocolVersion::KNOWN_VERSIONS.contains(version) {
+        return Ok(());
+    }
+    let known: Vec<String> = ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let answered: String = version.to_string().chars().take(64).collect();
+    Err(Failure::from(format!(
+        "it answered protocol version \"{}\", which the host did not offer (it speaks {})",
+        crate::display::one_line(&answered),
+        known.join(", ")
+    )))
 }
 
 /// On a 2026-07-28 session, change notifications come only on a

@@ -115,25 +115,34 @@ fn definition(tool: Value, limits: &RegistrationLimits) -> Result<ToolDefinition
             limits.title_bytes
         ));
     }
-    let schema =
-        |tool: &mut Map<String, Value>, key: &str, which: &str| -> Result<Option<Value>, String> {
-            match tool.remove(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(schema @ Value::Object(_)) => {
-                    let size = crate::tool::compact_json_len(&schema, limits.schema_bytes);
-                    if size > limits.schema_bytes {
-                        return Err(format!(
-                            "its {which} schema is over the {} bytes allowed (limits.schema_kib)",
-                            limits.schema_bytes
-                        ));
-                    }
-                    CompiledSchema::compile(&schema, limits.schema_cost)
-                        .map_err(|e| format!("its {which} schema is refused: {e}"))?;
-                    Ok(Some(schema))
+    let schema = |tool: &mut Map<String, Value>,
+                  key: &str,
+                  which: &str|
+     -> Result<Option<Value>, String> {
+        match tool.remove(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(schema @ Value::Object(_)) => {
+                let size = crate::tool::compact_json_len(&schema, limits.schema_bytes);
+                if size > limits.schema_bytes {
+                    return Err(format!(
+                        "its {which} schema is over the {} bytes allowed (limits.schema_kib)",
+                        limits.schema_bytes
+                    ));
                 }
-                Some(_) => Err(format!("its {which} schema is not a JSON object")),
+                let depth = crate::tool::json_nesting(&schema);
+                if depth > crate::tool::MAX_SCHEMA_DEPTH {
+                    return Err(format!(
+                        "its {which} schema nests {depth} levels of arrays and objects, more than the {} a tool may (so that its pin fits the lock file)",
+                        crate::tool::MAX_SCHEMA_DEPTH
+                    ));
+                }
+                CompiledSchema::compile(&schema, limits.schema_cost)
+                    .map_err(|e| format!("its {which} schema is refused: {e}"))?;
+                Ok(Some(schema))
             }
-        };
+            Some(_) => Err(format!("its {which} schema is not a JSON object")),
+        }
+    };
     let input_schema = schema(&mut tool, "inputSchema", "input")?
         .ok_or_else(|| "it has no input schema".to_owned())?;
     let output_schema = schema(&mut tool, "outputSchema", "output")?;

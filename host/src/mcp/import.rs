@@ -11,7 +11,7 @@
 //!   in `exec`, each URL's `scheme://host:port` in `net`, each variable in
 //!   `env`. Nothing is granted that no server uses.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
@@ -45,10 +45,24 @@ pub fn import(json: &str, wasm: &str) -> Result<String, String> {
         items.iter().map(|i| each(i)).collect::<Vec<_>>().join(", ")
     };
     if !out.exec.is_empty() {
-        text.push_str(&format!(
-            "exec = [{}]\n",
-            list(&out.exec, &|p| format!("{{ program = {} }}", quote(p)))
-        ));
+        // Each program with the variables its servers set for it: a
+        // program is given only the variables its grant lists.
+        let programs: Vec<String> = out
+            .exec
+            .iter()
+            .map(|(program, names)| {
+                if names.is_empty() {
+                    format!("{{ program = {} }}", quote(program))
+                } else {
+                    format!(
+                        "{{ program = {}, env = [{}] }}",
+                        quote(program),
+                        list(names, &|n| quote(n))
+                    )
+                }
+            })
+            .collect();
+        text.push_str(&format!("exec = [{}]\n", programs.join(", ")));
     }
     if !out.net.is_empty() {
         text.push_str(&format!("net = [{}]\n", list(&out.net, &|n| quote(n))));
@@ -75,7 +89,8 @@ pub fn import(json: &str, wasm: &str) -> Result<String, String> {
 
 #[derive(Default)]
 struct Out {
-    exec: BTreeSet<String>,
+    /// Each program, with the variables its servers set.
+    exec: BTreeMap<String, BTreeSet<String>>,
     net: BTreeSet<String>,
     env: BTreeSet<String>,
     notes: Vec<String>,
@@ -113,7 +128,15 @@ impl Out {
         let mut lines = vec![format!("[plugins.mcp.config.mcpServers.{}]", key(name))];
         match (string("command")?, string("url")?) {
             (Some(command), None) => {
-                self.exec.insert(command.to_owned());
+                let names = server
+                    .get("env")
+                    .and_then(Value::as_object)
+                    .map(|env| env.keys().cloned().collect::<Vec<_>>())
+                    .unwrap_or_default();
+                self.exec
+                    .entry(command.to_owned())
+                    .or_default()
+                    .extend(names);
                 lines.push(format!("command = {}", quote(command)));
                 let args = strings("args")?;
                 if !args.is_empty() {
@@ -268,7 +291,14 @@ mod tests {
             !block.contains("ghp_literal_secret") && !block.contains("tok_123"),
             "{block}"
         );
-        assert!(block.contains(r#"exec = [{ program = "npx" }]"#), "{block}");
+        // The program may be given the variable its server sets, and no
+        // other.
+        assert!(
+            block.contains(
+                r#"exec = [{ program = "npx", env = ["GITHUB_PERSONAL_ACCESS_TOKEN"] }]"#
+            ),
+            "{block}"
+        );
         assert!(
             block.contains(r#"net = ["https://mcp.example.com:443"]"#),
             "{block}"

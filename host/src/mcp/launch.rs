@@ -17,7 +17,7 @@ use std::time::Duration;
 
 pub use crate::grant::LaunchError;
 pub use crate::grant::start::{BASELINE_ENV, MAX_PAIRS};
-use crate::grant::start::{expand, granted_dir, policy};
+use crate::grant::start::{environment, expand, granted_dir, policy};
 use crate::grant::{self, Grants, NetGrant};
 
 use super::declaration::{Declaration, Http, Stdio, Transport};
@@ -62,6 +62,9 @@ pub struct Process {
     /// How the kernel confines it (the private directory is added when it
     /// is made); `None` with `confinement = "none"`.
     pub policy: Option<crate::confine::Policy>,
+    /// The values the declaration sets (granted host variables among
+    /// them): redacted from everything quoted of the program's output.
+    pub secrets: Vec<String>,
 }
 
 /// A granted endpoint with its resolved headers.
@@ -181,31 +184,13 @@ fn process(plugin: &str, stdio: &Stdio, grants: &Grants) -> Result<Process, Laun
     granted
         .check_args(&stdio.args)
         .map_err(LaunchError::Invalid)?;
-    if stdio.env.len() > MAX_PAIRS {
-        return Err(LaunchError::Invalid(format!(
-            "it sets {} environment variables; at most {MAX_PAIRS} are allowed",
-            stdio.env.len()
-        )));
-    }
-    let mut env: Vec<(String, String)> = BASELINE_ENV
+    let confined = grants.confinement != crate::confine::Mode::None;
+    let env = environment(plugin, granted, grants, &stdio.env, confined)?;
+    let secrets = env
         .iter()
-        .filter_map(|name| {
-            std::env::var(name)
-                .ok()
-                .map(|value| ((*name).to_owned(), value))
-        })
+        .filter(|(name, _)| stdio.env.iter().any(|(set, _)| set == name))
+        .map(|(_, value)| value.clone())
         .collect();
-    for (name, value) in &stdio.env {
-        if name.is_empty() || name.contains(['=', '\0']) {
-            return Err(LaunchError::Invalid(format!(
-                "{:?} is not an environment variable name",
-                crate::display::one_line(name)
-            )));
-        }
-        let value = expand(plugin, value, &grants.env, &format!("env {name}"))?;
-        env.retain(|(k, _)| k != name);
-        env.push((name.clone(), value));
-    }
     let cwd = stdio
         .cwd
         .as_deref()
@@ -222,6 +207,7 @@ fn process(plugin: &str, stdio: &Stdio, grants: &Grants) -> Result<Process, Laun
         env,
         cwd,
         policy,
+        secrets,
     })
 }
 

@@ -292,10 +292,16 @@ impl McpSource {
     }
 
     async fn try_list(&self) -> Result<Listing, String> {
-        let (peer, _) = self.peer().await.map_err(|e| match e {
-            CallError::Unavailable(why) => why,
-            other => other.to_string(),
-        })?;
+        // A listing's failure goes to people (`plugins`, the CLI's warning):
+        // with the server's last words, where it left any.
+        let (peer, _) = self
+            .peer()
+            .await
+            .map_err(|e| match (e, self.status().state) {
+                (CallError::Unavailable(_), State::Failed(detailed)) => detailed,
+                (CallError::Unavailable(why), _) => why,
+                (other, _) => other.to_string(),
+            })?;
         self.shared.stale.store(false, Ordering::SeqCst);
         let deadline = Instant::now() + self.timeout();
         let tools = tokio::time::timeout_at(
@@ -372,10 +378,10 @@ impl McpSource {
         )
         .await
         .unwrap_or_else(|_| {
-            Err(format!(
+            Err(connect::Failure::from(format!(
                 "it did not finish starting within {} ms",
                 launch.timeout.as_millis()
-            ))
+            )))
         });
         match opened {
             Ok(open) => {
@@ -400,9 +406,12 @@ impl McpSource {
                 *connection = Some(open);
                 Ok((peer, generation))
             }
-            Err(why) => {
-                self.set_status(|s| s.state = State::Failed(why.clone()));
-                Err(CallError::Unavailable(why))
+            Err(failure) => {
+                if let Some(said) = &failure.said {
+                    tracing::warn!(target: "tiny_harness::mcp", server = %self.server, "its last words: {said}");
+                }
+                self.set_status(|s| s.state = State::Failed(failure.detailed()));
+                Err(CallError::Unavailable(failure.for_model()))
             }
         }
     }

@@ -19,7 +19,6 @@ use super::bindings::tiny_harness::plugin::exec::{self as wit, Command, ExecErro
 use super::sandbox::{CallState, Grants, Limits};
 use crate::confine::{self, Exited, Stdio3};
 use crate::grant::LaunchError;
-use crate::grant::start::{BASELINE_ENV, MAX_PAIRS};
 
 /// What a plugin's calls may run: its name, grants and limits.
 #[derive(Debug)]
@@ -66,34 +65,15 @@ impl ExecAccess {
             .as_deref()
             .map(|guest| self.host_dir(guest))
             .transpose()?;
-        let mut env: Vec<(String, String)> = BASELINE_ENV
-            .iter()
-            .filter_map(|name| std::env::var(name).ok().map(|v| ((*name).to_owned(), v)))
-            .collect();
-        if command.env.len() > MAX_PAIRS {
-            return Err(ExecError::Denied(format!(
-                "{} environment variables; at most {} are allowed",
-                command.env.len(),
-                MAX_PAIRS
-            )));
-        }
-        for (name, value) in &command.env {
-            if name.is_empty() || name.contains(['=', '\0']) {
-                return Err(ExecError::Denied(format!(
-                    "{:?} is not an environment variable name",
-                    crate::display::one_line(name)
-                )));
-            }
-            let value = crate::grant::start::expand(
-                &ctx.plugin,
-                value,
-                &ctx.grants.env,
-                &format!("env {name}"),
-            )
-            .map_err(denied)?;
-            env.retain(|(k, _)| k != name);
-            env.push((name.clone(), value));
-        }
+        let confined = ctx.grants.confinement != confine::Mode::None;
+        let env = crate::grant::start::environment(
+            &ctx.plugin,
+            granted,
+            &ctx.grants,
+            &command.env,
+            confined,
+        )
+        .map_err(denied)?;
         let policy = match ctx.grants.confinement {
             confine::Mode::None => None,
             _ => Some(

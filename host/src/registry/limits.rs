@@ -215,7 +215,7 @@ impl<'a> Meter<'a> {
     pub(super) fn schema(
         &mut self,
         tool: &ToolName,
-        which: &str,
+        which: &'static str,
         schema: &serde_json::Value,
     ) -> Result<(), RegistryError> {
         let max = self.limits.schema_bytes;
@@ -227,6 +227,17 @@ impl<'a> Meter<'a> {
                 size as u64,
                 true,
             ));
+        }
+        let depth = crate::tool::json_nesting(schema);
+        if depth > crate::tool::MAX_SCHEMA_DEPTH {
+            return Err(RegistryError::InvalidSchema {
+                name: tool.full.clone(),
+                which,
+                reason: format!(
+                    "it nests {depth} levels of arrays and objects, more than the {} a tool may (so that its pin fits the lock file)",
+                    crate::tool::MAX_SCHEMA_DEPTH
+                ),
+            });
         }
         self.spend(size)
     }

@@ -16,6 +16,7 @@ mod procs;
 mod programs;
 mod providers;
 mod replay;
+mod terminal;
 mod untrusted;
 
 use std::io::Write as _;

@@ -20,7 +20,7 @@ fn config(dir: &Path, marker: &str) {
     std::fs::write(
         dir.join("mcp.toml"),
         format!(
-            "[plugins.mcp]\npath = {:?}\n\n[plugins.mcp.grants]\nexec = [{{ program = \"node\", read = [{:?}] }}]\n\n\
+            "[plugins.mcp]\npath = {:?}\n\n[plugins.mcp.grants]\nexec = [{{ program = \"node\", read = [{:?}], env = [\"TINY_HARNESS_TEST_MARKER\"] }}]\n\n\
              [plugins.mcp.config.mcpServers.everything]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n\
              env = {{ TINY_HARNESS_TEST_MARKER = {marker:?} }}\n",
             Path::new(env!("TINY_HARNESS_PLUGIN_DIR")).join("mcp.wasm").display().to_string(),

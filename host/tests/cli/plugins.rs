@@ -89,8 +89,11 @@ fn plugins_shows_exec_grants_by_absolute_path_and_net_grants_as_written() {
         config.ends_with("guest = \"/workspace\" }]\n"),
         "grants last"
     );
+    // A socket file to grant, as a Docker socket would be.
+    let socket = dir.path().join("agent.sock").display().to_string();
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
     let granted = format!(
-        "{config}exec = [{{ program = \"sh\" }}, {{ program = \"/usr/bin/printf\", args = [\"%s\", \"[a-z]+\"] }}]\nnet = [\"http://127.0.0.1:*\", \"https://*.example.com\"]\n"
+        "{config}exec = [{{ program = \"sh\", env = [\"GIT_DIR\", \"LC_*\"], sockets = [{socket:?}] }}, {{ program = \"/usr/bin/printf\", args = [\"%s\", \"[a-z]+\"] }}]\nnet = [\"http://127.0.0.1:*\", \"https://*.example.com\"]\n"
     );
     std::fs::write(dir.path().join("granted.toml"), granted).unwrap();
     let sh = which("sh");
@@ -101,14 +104,24 @@ fn plugins_shows_exec_grants_by_absolute_path_and_net_grants_as_written() {
     let row = text.lines().nth(1).expect("one plugin row");
     assert!(
         row.contains(&format!(
-            " (read-only); exec: {}, /usr/bin/printf (args: [\"%s\", \"[a-z]+\"]); net: http://127.0.0.1:*, https://*.example.com; ",
-            sh.display()
+            " (read-only); exec: {} (env: [\"GIT_DIR\", \"LC_*\"]; sockets: {}), /usr/bin/printf (args: [\"%s\", \"[a-z]+\"]); net: http://127.0.0.1:*, https://*.example.com; ",
+            sh.display(),
+            std::path::Path::new(&socket).canonicalize().unwrap().display(),
         )),
         "{row}"
     );
     // The confinement in force for the programs it may start.
     assert!(
         row.contains("; programs confined by: landlock (ABI "),
+        "{row}"
+    );
+    // On this kernel (Landlock ABI 7): signals and abstract sockets scoped,
+    // device ioctls held, and the honest word on the granted socket.
+    assert!(
+        row.contains("signals and abstract sockets scoped")
+            && row.contains("device ioctls")
+            && row.contains("Unix sockets allowed for the programs granted sockets")
+            && row.contains("no terminal"),
         "{row}"
     );
     // And what keeps track of their processes (on this machine, control
@@ -150,8 +163,11 @@ fn plugins_shows_exec_grants_by_absolute_path_and_net_grants_as_written() {
     assert_eq!(
         grants["exec"],
         serde_json::json!([
-            {"program": "sh", "path": sh.display().to_string(), "args": null},
-            {"program": "/usr/bin/printf", "path": "/usr/bin/printf", "args": ["%s", "[a-z]+"]},
+            {"program": "sh", "path": sh.display().to_string(), "args": null,
+             "env": ["GIT_DIR", "LC_*"],
+             "sockets": [std::path::Path::new(&socket).canonicalize().unwrap().display().to_string()]},
+            {"program": "/usr/bin/printf", "path": "/usr/bin/printf", "args": ["%s", "[a-z]+"],
+             "env": [], "sockets": []},
         ])
     );
     assert_eq!(

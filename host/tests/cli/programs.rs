@@ -28,7 +28,7 @@ fn what_a_killed_host_left_running_is_killed_by_the_next_one() {
     std::fs::write(
         dir.path().join("shell.toml"),
         format!(
-            "[plugins.shell]\npath = {:?}\n[plugins.shell.grants]\nexec = [{{ program = \"sh\" }}]\n\
+            "[plugins.shell]\npath = {:?}\n[plugins.shell.grants]\nexec = [{{ program = \"sh\", env = [\"TINY_HARNESS_TEST_MARKER\"] }}]\n\
              [plugins.shell.config]\nenv = {{ TINY_HARNESS_TEST_MARKER = {marker:?} }}\n",
             shell_wasm().display().to_string()
         ),

@@ -270,6 +270,17 @@ pub fn definitions() -> Vec<ToolDefinition> {
             json!({"path": {"type": "string"}, "count": {"type": "integer", "minimum": 0}}),
             READ_ONLY,
         ),
+        tool(
+            "exec_as_told",
+            "Runs a program with exactly the arguments and environment given, as a \
+             plugin that trusts its caller would.",
+            json!({
+                "program": {"type": "string"},
+                "args": {"type": "array", "items": {"type": "string"}},
+                "env": {"type": "object", "additionalProperties": {"type": "string"}}
+            }),
+            NO_PROMISES,
+        ),
         ToolDefinition {
             output_schema: Some(STRUCTURED_OUTPUT.into()),
             ..tool(
@@ -284,6 +295,42 @@ pub fn definitions() -> Vec<ToolDefinition> {
             )
         },
     ]
+}
+
+/// Arguments of `exec_as_told`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AsTold {
+    program: String,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: std::collections::BTreeMap<String, String>,
+}
+
+/// Asks the host to run a program with the caller's environment: the
+/// host, not the plugin, must refuse what the program's grant does not
+/// list. A refusal comes back as an error result with the host's words.
+fn exec_as_told(told: AsTold) -> Result<CallResult, CallError> {
+    use crate::bindings::tiny_harness::plugin::exec::{Command, ExecError, run};
+    let command = Command {
+        program: told.program,
+        args: told.args,
+        cwd: None,
+        env: told.env.into_iter().collect(),
+        stdin: Vec::new(),
+        timeout_ms: None,
+    };
+    match run(&command) {
+        Ok(output) => text(format!(
+            "exit {:?}\n{}{}",
+            output.exit_code,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )),
+        Err(ExecError::Denied(why)) => error_result(format!("denied: {why}")),
+        Err(ExecError::Failed(why)) => error_result(format!("failed: {why}")),
+    }
 }
 
 /// Parses a call's arguments.
@@ -339,6 +386,7 @@ pub fn call(tool: &str, arguments: &str) -> Result<CallResult, CallError> {
             text(recurse(0).to_string())
         }
         "alloc" => alloc(args::<Alloc>(arguments)?.mib),
+        "exec_as_told" => exec_as_told(args(arguments)?),
         "env" => {
             args::<NoArgs>(arguments)?;
             let vars: serde_json::Map<String, Value> = std::env::vars_os()

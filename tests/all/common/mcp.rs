@@ -13,11 +13,19 @@ pub use super::npm::{everything_js, servers_dir};
 pub use super::procs::{marker, pids_with};
 
 /// An exec grant for `program` as a config would give it, which may read
-/// the test servers (`tests/mcp`) when it runs confined.
+/// the test servers (`tests/mcp`) when it runs confined, and may be given
+/// any variable (the tests set markers and event files; what a grant's
+/// `env` refuses is tested in `hostile.rs`).
 pub fn exec(program: &str) -> ExecGrant {
     ExecGrant::resolve(program, Path::new("."), std::env::var_os("PATH").as_deref())
         .unwrap_or_else(|e| panic!("granting {program}: {e}"))
         .with_read(vec![servers_dir().canonicalize().expect("tests/mcp")])
+        .with_env(any_env())
+}
+
+/// A grant's `env = ["*"]`: any variable but the loader's.
+pub fn any_env() -> tiny_harness_host::grant::EnvNames {
+    tiny_harness_host::grant::EnvNames::new(&["*".to_owned()]).expect("a pattern")
 }
 
 /// A net grant.

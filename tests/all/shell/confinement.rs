@@ -124,3 +124,47 @@ async fn a_confined_program_cannot_connect_without_a_net_grant() {
         "the unconfined program connected"
     );
 }
+
+/// The programs people grant most (git in a read-only repository,
+/// python3, node, npm) run confined with no grant beyond the program: the
+/// home they get is their private directory, not the host's unreadable
+/// one, which git and npm would fail on.
+#[tokio::test]
+async fn common_programs_run_confined_with_no_extra_grant() {
+    let repo = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let done = std::process::Command::new("git")
+            .args(args)
+            .current_dir(repo.path())
+            .output()
+            .unwrap();
+        assert!(done.status.success(), "git {args:?}: {done:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(repo.path().join("file"), "text").unwrap();
+    let mut spec = shell(&["git", "/usr/bin/python3", "node", "npm"], json!({}));
+    grant_dir(&mut spec, repo.path(), "/repo", DirMode::ReadOnly);
+    let host = host(vec![spec]).await;
+    let status = run(
+        &host,
+        json!({"program": "git", "args": ["status", "--porcelain"], "cwd": "/repo"}),
+    )
+    .await;
+    assert_eq!(ok(&status)["stdout"], "?? file\n");
+    let python = run(
+        &host,
+        json!({"program": "/usr/bin/python3", "args": ["-c",
+            "import json, os, ssl, sqlite3, tempfile; print(os.environ['HOME'] == tempfile.gettempdir())"]}),
+    )
+    .await;
+    assert_eq!(ok(&python)["stdout"], "True\n");
+    let node = run(
+        &host,
+        json!({"program": "node", "args": ["-e", "console.log(require('os').homedir().length > 1)"]}),
+    )
+    .await;
+    assert_eq!(ok(&node)["stdout"], "true\n");
+    let npm = run(&host, json!({"program": "npm", "args": ["--version"]})).await;
+    let version = ok(&npm)["stdout"].as_str().unwrap().to_owned();
+    assert!(version.trim().split('.').count() == 3, "{version}");
+}
