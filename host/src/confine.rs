@@ -26,6 +26,8 @@
 pub mod cgroup;
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+pub mod pidns;
 mod run;
 #[cfg(target_os = "linux")]
 mod seccomp;
@@ -253,6 +255,11 @@ pub fn apply(
     // Every process it starts stays in its groups, so that all of them are
     // killed when it ends (those that left its process group too).
     let contained = cgroup::contain(command, rlimits.group())?;
+    // Without a control group, a PID namespace holds them together.
+    #[cfg(target_os = "linux")]
+    if contained.is_none() && pidns::available() {
+        pidns::apply(command, rlimits.processes);
+    }
     if let Some(policy) = policy {
         let mut policy = policy.clone();
         policy.write.extend(private.map(std::path::Path::to_owned));
@@ -317,6 +324,24 @@ pub fn in_force(sockets: bool) -> String {
     }
     parts.push("no_new_privs, rlimits, no terminal".to_owned());
     parts.join(", ")
+}
+
+/// What keeps a program's processes together here, for people: its
+/// control groups, else a PID namespace, else only its process group.
+pub fn containment() -> String {
+    let groups = Containment::get();
+    #[cfg(target_os = "linux")]
+    if !groups.available() && pidns::available() {
+        // SAFETY: a system call without arguments.
+        let root = unsafe { libc::geteuid() } == 0;
+        return if root {
+            "pid namespace (no writable cgroup: processes not counted)".to_owned()
+        } else {
+            "pid namespace in a user namespace (no writable cgroup: RLIMIT_NPROC there, memory per process)"
+                .to_owned()
+        };
+    }
+    groups.describe()
 }
 
 /// The Landlock ABI the kernel offers (0 when it offers none).

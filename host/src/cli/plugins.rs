@@ -79,7 +79,7 @@ fn describe_grants(grants: &Grants) -> String {
         ));
         parts.push(format!(
             "processes kept by: {}",
-            tiny_harness_host::confine::Containment::get().describe()
+            tiny_harness_host::confine::containment()
         ));
     }
     if parts.is_empty() {
@@ -141,7 +141,7 @@ pub(super) fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
                         "net": grants.net.iter().map(|g| g.as_str()).collect::<Vec<_>>(),
                     },
                     "confinement": grants.confinement.to_string(),
-                    "processes": tiny_harness_host::confine::Containment::get().describe(),
+                    "processes": tiny_harness_host::confine::containment(),
                     "mcp_sources": sources_of(name).iter().map(|s| source_json(s)).collect::<Vec<_>>(),
                     "limits": {
                         "memory_mib": limits.memory_bytes >> 20,

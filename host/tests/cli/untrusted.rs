@@ -153,6 +153,15 @@ fn tool_descriptions_reach_the_terminal_escaped() {
         description,
         "Echoes \u{1b}[31mred\u{1b}[0m text.\nSECOND LINE\r\u{202e}desrever"
     );
+    // ... and its bytes carry no raw override (nor any C1 control): both
+    // are \uXXXX escapes in the JSON text.
+    let raw = String::from_utf8(json.stdout.clone()).unwrap();
+    assert!(raw.contains(r"\u202edesrever"), "{raw}");
+    assert!(
+        !raw.chars()
+            .any(|c| c == '\u{202e}' || ('\u{80}'..='\u{9f}').contains(&c)),
+        "raw text in --json"
+    );
 
     // A carriage return and an override within the first line. (In a
     // directory of its own: the lock beside the first config pinned the

@@ -16,7 +16,8 @@ Tools:
 - ``probe``: tries what a confined program must not be able to do and
   answers a JSON object with the outcome of each (``"ok"`` or the errno
   name): ``tty_open`` (open `/dev/tty`), ``tty_inject`` (TIOCSTI on fds 0,
-  1 and 2), ``signal_parent`` (signal 0 to its parent), ``signal_pid``
+  1 and 2), ``signal_parent`` (signal 0 to its parent; ``"invisible"`` when
+  it has none in its PID namespace), ``signal_pid``
   (signal 0 to ``SIGNAL_PID``), ``unix_connect`` (connect to the socket
   file ``UNIX_SOCKET``, then send ``hello``), ``stream_pair`` and
   ``dgram_pair`` (an AF_UNIX socket pair of each type).
@@ -92,7 +93,8 @@ def probe():
     report = {
         "tty_open": outcome(tty_open),
         "tty_inject": outcome(tty_inject),
-        "signal_parent": outcome(lambda: os.kill(os.getppid(), 0)),
+        # In a PID namespace of its own its parent is invisible (0).
+        "signal_parent": "invisible" if os.getppid() == 0 else outcome(lambda: os.kill(os.getppid(), 0)),
         "stream_pair": outcome(pair(socket.SOCK_STREAM)),
         "dgram_pair": outcome(pair(socket.SOCK_DGRAM)),
     }
