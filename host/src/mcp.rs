@@ -17,6 +17,7 @@
 //!   appear in `Debug`, errors or the `plugins` view.
 
 mod bounded;
+mod call;
 mod child;
 mod client;
 mod connect;

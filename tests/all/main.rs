@@ -10,6 +10,7 @@ mod fs_tools;
 mod hardening;
 mod hello;
 mod hostile;
+mod hostile_answers;
 mod intrinsics;
 mod isolation;
 mod journal;

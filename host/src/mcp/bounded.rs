@@ -1,36 +1,146 @@
-//! A reader that refuses a line longer than a limit, for a stdio server's
-//! output: rmcp drops an over-long line and waits on, so without this a
-//! call whose answer is too large would wait for its timeout.
+//! A stdio server's output, line by line, checked before rmcp reads it.
 //!
-//! Invariant: once a line passes the limit, every read fails and the
-//! shared flag is set, so the session ends at once and the call that was
-//! waiting is answered `too_large`, not `timeout`.
+//! rmcp drops a line it cannot take (one over its length limit, one nested
+//! deeper than serde_json reads) and waits on, so the call it answered
+//! would wait for its timeout, and be retried; and it takes a response
+//! whose id is the string `"3"` as the answer to request `3`. Here:
+//! - a line longer than the limit, or nested more than [`MAX_DEPTH`]
+//!   levels, ends the session at once: every read fails from then on and
+//!   the shared [`Tripped`] says why, so the waiting call is answered
+//!   (`too_large`, `invalid_output`) instead of timing out;
+//! - a response (a message with `result` or `error` and no `method`) whose
+//!   id is not a number is dropped, with a warning: the host's request ids
+//!   are numbers, and JSON-RPC ids match by value and type.
+//!
+//! Invariant: memory is bounded by the limit (one line is held at a time),
+//! and every line that passes reaches rmcp unchanged.
 
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::task::{Context, Poll};
 
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use tokio::io::{AsyncRead, ReadBuf};
 
-/// `inner`, with lines of at most `limit` bytes.
+/// The deepest nesting of arrays and objects a message may have: what
+/// serde_json (and so rmcp) reads. A listing this deep still reaches the
+/// host, which then skips the one tool whose schema is too deep for a lock
+/// file (`tool::MAX_SCHEMA_DEPTH`), keeping the others.
+pub const MAX_DEPTH: usize = 127;
+
+/// Why a session's output was cut off, shared with the session.
+#[derive(Debug, Default)]
+pub struct Tripped(AtomicU8);
+
+/// What [`Tripped`] holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// A line over the size limit.
+    TooLong,
+    /// A message nested deeper than [`MAX_DEPTH`].
+    TooDeep,
+}
+
+impl Tripped {
+    /// Why, if it was.
+    pub fn cause(&self) -> Option<Cause> {
+        match self.0.load(Ordering::SeqCst) {
+            1 => Some(Cause::TooLong),
+            2 => Some(Cause::TooDeep),
+            _ => None,
+        }
+    }
+
+    fn set(&self, cause: Cause) {
+        let code = match cause {
+            Cause::TooLong => 1,
+            Cause::TooDeep => 2,
+        };
+        let _ = self
+            .0
+            .compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst);
+    }
+}
+
+/// `inner`, with lines of at most `limit` bytes, checked.
 pub struct BoundedLines<R> {
     inner: R,
     limit: usize,
-    run: usize,
-    tripped: Arc<AtomicBool>,
+    server: String,
+    /// The line being read.
+    line: Vec<u8>,
+    /// Checked bytes not yet handed to the reader.
+    out: Vec<u8>,
+    sent: usize,
+    eof: bool,
+    tripped: Arc<Tripped>,
 }
 
 impl<R> BoundedLines<R> {
-    /// Wraps `inner`; `tripped` is set when a line passes `limit`.
-    pub fn new(inner: R, limit: usize, tripped: Arc<AtomicBool>) -> Self {
+    /// Wraps `inner`, the output of server `server`; `tripped` says why it
+    /// was cut off, if it is.
+    pub fn new(inner: R, limit: usize, server: &str, tripped: Arc<Tripped>) -> Self {
         BoundedLines {
             inner,
             limit,
-            run: 0,
+            server: server.to_owned(),
+            line: Vec::new(),
+            out: Vec::new(),
+            sent: 0,
+            eof: false,
             tripped,
         }
+    }
+
+    fn error(cause: Cause) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            match cause {
+                Cause::TooLong => "the server sent a message over the host's size limit".to_owned(),
+                Cause::TooDeep => {
+                    format!("the server sent a message nested more than {MAX_DEPTH} levels deep")
+                }
+            },
+        )
+    }
+
+    /// Takes the bytes read: complete lines are checked and queued.
+    fn take(&mut self, bytes: &[u8]) -> Result<(), Cause> {
+        for &byte in bytes {
+            if byte == b'\n' {
+                if self.finish_line()? {
+                    self.out.push(b'\n');
+                }
+            } else {
+                if self.line.len() >= self.limit {
+                    return Err(Cause::TooLong);
+                }
+                self.line.push(byte);
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the line read; whether it was kept.
+    fn finish_line(&mut self) -> Result<bool, Cause> {
+        let line = std::mem::take(&mut self.line);
+        if depth(&line) > MAX_DEPTH {
+            return Err(Cause::TooDeep);
+        }
+        if let Some(id) = foreign_response_id(&line) {
+            tracing::warn!(
+                target: "tiny_harness::mcp",
+                server = %self.server,
+                "dropped a response whose id {} is not a number: it answers no request of the host's",
+                crate::display::one_line(&id.chars().take(64).collect::<String>())
+            );
+            return Ok(false);
+        }
+        self.out.extend_from_slice(&line);
+        Ok(true)
     }
 }
 
@@ -40,40 +150,98 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let over = || {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                "the server sent a message over the host's size limit",
-            )
-        };
-        if self.tripped.load(Ordering::SeqCst) {
-            return Poll::Ready(Err(over()));
-        }
-        let before = buf.filled().len();
         let this = &mut *self;
-        match Pin::new(&mut this.inner).poll_read(cx, buf) {
-            Poll::Ready(Ok(())) => {
-                let mut run = this.run;
-                let mut over_limit = false;
-                for &byte in &buf.filled()[before..] {
-                    if byte == b'\n' {
-                        run = 0;
-                    } else {
-                        run += 1;
-                        over_limit |= run > this.limit;
+        loop {
+            // What was checked before a trip still goes.
+            if this.sent < this.out.len() {
+                let n = buf.remaining().min(this.out.len() - this.sent);
+                buf.put_slice(&this.out[this.sent..this.sent + n]);
+                this.sent += n;
+                if this.sent == this.out.len() {
+                    this.out.clear();
+                    this.sent = 0;
+                }
+                return Poll::Ready(Ok(()));
+            }
+            if let Some(cause) = this.tripped.cause() {
+                return Poll::Ready(Err(Self::error(cause)));
+            }
+            if this.eof {
+                return Poll::Ready(Ok(()));
+            }
+            let mut chunk = [0u8; 8192];
+            let mut read = ReadBuf::new(&mut chunk);
+            match Pin::new(&mut this.inner).poll_read(cx, &mut read) {
+                Poll::Ready(Ok(())) if read.filled().is_empty() => {
+                    // The end: a last line without its newline goes as it is.
+                    this.eof = true;
+                    if !this.line.is_empty() {
+                        let line = std::mem::take(&mut this.line);
+                        this.out.extend_from_slice(&line);
                     }
                 }
-                this.run = run;
-                if over_limit {
-                    // A read that fails hands over no bytes.
-                    buf.set_filled(before);
-                    this.tripped.store(true, Ordering::SeqCst);
-                    return Poll::Ready(Err(over()));
+                Poll::Ready(Ok(())) => {
+                    let filled = read.filled().to_vec();
+                    if let Err(cause) = this.take(&filled) {
+                        this.tripped.set(cause);
+                        this.line = Vec::new();
+                    }
                 }
-                Poll::Ready(Ok(()))
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
             }
-            other => other,
         }
+    }
+}
+
+/// How deep `line` nests arrays and objects, outside strings (counting
+/// stops a level past [`MAX_DEPTH`]).
+fn depth(line: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &byte in line {
+        if in_string {
+            match (escaped, byte) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+                if deepest > MAX_DEPTH {
+                    return deepest;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// The id of `line` when it is a response whose id is not a number (the
+/// id as JSON text), else `None` (a request, a notification, a response to
+/// a numeric id, or not JSON: rmcp deals with those).
+fn foreign_response_id(line: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Envelope {
+        id: Option<serde_json::Value>,
+        method: Option<IgnoredAny>,
+        result: Option<IgnoredAny>,
+        error: Option<IgnoredAny>,
+    }
+    let envelope: Envelope = serde_json::from_slice(line).ok()?;
+    let response =
+        envelope.method.is_none() && (envelope.result.is_some() || envelope.error.is_some());
+    match envelope.id {
+        Some(id) if response && !id.is_number() && !id.is_null() => Some(id.to_string()),
+        _ => None,
     }
 }
 
@@ -82,25 +250,81 @@ mod tests {
     use super::*;
     use tokio::io::AsyncReadExt;
 
+    fn lines_of(text: &'static [u8], limit: usize) -> (BoundedLines<&'static [u8]>, Arc<Tripped>) {
+        let tripped = Arc::new(Tripped::default());
+        (
+            BoundedLines::new(text, limit, "s", tripped.clone()),
+            tripped,
+        )
+    }
+
     #[tokio::test]
     async fn a_line_over_the_limit_fails_every_read_after() {
-        let tripped = Arc::new(AtomicBool::new(false));
-        let text: &[u8] = b"short\nline\n0123456789abcdef\nmore\n";
-        let mut reader = BoundedLines::new(text, 10, tripped.clone());
+        let (mut reader, tripped) = lines_of(b"short\nline\n0123456789abcdef\nmore\n", 10);
         let mut out = Vec::new();
         let error = reader.read_to_end(&mut out).await.unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::InvalidData);
-        assert!(tripped.load(Ordering::SeqCst));
+        assert_eq!(tripped.cause(), Some(Cause::TooLong));
         let mut more = [0u8; 4];
         assert!(reader.read(&mut more).await.is_err());
 
-        let tripped = Arc::new(AtomicBool::new(false));
-        let mut reader = BoundedLines::new(&b"exactly10!\nok\n"[..], 10, tripped.clone());
+        let (mut reader, tripped) = lines_of(b"exactly10!\nok\nlast", 10);
         let mut out = Vec::new();
         reader.read_to_end(&mut out).await.unwrap();
+        assert_eq!(tripped.cause(), None, "a line of exactly the limit passes");
+        assert_eq!(out, b"exactly10!\nok\nlast");
+    }
+
+    #[tokio::test]
+    async fn a_message_nested_too_deep_ends_the_output() {
+        let deep: &'static [u8] = Box::leak(
+            format!(
+                "{{\"id\":1,\"result\":{}1{}}}\n",
+                "[".repeat(300),
+                "]".repeat(300)
+            )
+            .into_bytes()
+            .into_boxed_slice(),
+        );
+        let (mut reader, tripped) = lines_of(deep, 1 << 20);
+        let mut out = Vec::new();
+        let error = reader.read_to_end(&mut out).await.unwrap_err();
         assert!(
-            !tripped.load(Ordering::SeqCst),
-            "a line of exactly the limit passes"
+            error.to_string().contains("nested more than 127"),
+            "{error}"
+        );
+        assert_eq!(tripped.cause(), Some(Cause::TooDeep));
+        // Brackets inside strings are text, not nesting.
+        let text: &'static [u8] = Box::leak(
+            format!(
+                "{{\"id\":1,\"result\":{{\"t\":\"{}\\\"[\"}}}}\n",
+                "[".repeat(300)
+            )
+            .into_bytes()
+            .into_boxed_slice(),
+        );
+        let (mut reader, tripped) = lines_of(text, 1 << 20);
+        let mut out = Vec::new();
+        reader.read_to_end(&mut out).await.unwrap();
+        assert_eq!((tripped.cause(), out.as_slice()), (None, text));
+    }
+
+    #[tokio::test]
+    async fn a_response_with_a_string_id_is_dropped_and_the_rest_passes() {
+        let (mut reader, _) = lines_of(
+            b"{\"jsonrpc\":\"2.0\",\"id\":\"3\",\"result\":{}}\n\
+              {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n\
+              {\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"ping\"}\n\
+              not json\n",
+            1 << 20,
+        );
+        let mut out = String::new();
+        reader.read_to_string(&mut out).await.unwrap();
+        assert_eq!(
+            out,
+            "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n\
+             {\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"ping\"}\n\
+             not json\n"
         );
     }
 }

@@ -27,7 +27,7 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::Value;
 
-use super::bounded::BoundedLines;
+use super::bounded::{BoundedLines, Cause, MAX_DEPTH, Tripped};
 use super::child::Child;
 use super::client::{Handler, Shared};
 use super::launch::{Launch, Target};
@@ -42,10 +42,13 @@ pub(super) struct Connection {
     pub child: Option<Child>,
     /// The `subscriptions/listen` stream of a 2026-07-28 session.
     pub listener: Option<tokio::task::JoinHandle<()>>,
-    /// Set when the server sent a message over the size limit.
-    pub oversized: Arc<std::sync::atomic::AtomicBool>,
+    /// Set when the server sent a message over the size limit or nested
+    /// too deep (stdio only).
+    pub tripped: Arc<Tripped>,
     /// Which connection of the source this is (1, 2, ...).
     pub generation: u64,
+    /// The longest message it may send, in bytes.
+    pub message_limit: usize,
 }
 
 /// Why a session could not be opened. `reason` may go anywhere, the
@@ -107,8 +110,8 @@ pub(super) async fn connect(
         Target::Process(process) => {
             let (mut child, stdout, stdin) = Child::spawn(process, server)
                 .map_err(|e| format!("cannot start {}: {e}", process.program.display()))?;
-            let oversized = Arc::new(std::sync::atomic::AtomicBool::new(false));
-            let stdout = BoundedLines::new(stdout, message_limit, oversized.clone());
+            let tripped = Arc::new(Tripped::default());
+            let stdout = BoundedLines::new(stdout, message_limit, server, tripped.clone());
             let transport =
                 AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(message_limit);
             match handler.serve_with_lifecycle(transport, lifecycle).await {
@@ -118,8 +121,9 @@ pub(super) async fn connect(
                         service,
                         child: Some(child),
                         listener: None,
-                        oversized,
+                        tripped,
                         generation: generations.fetch_add(1, Ordering::SeqCst) + 1,
+                        message_limit,
                     })
                 }
                 Err(e) => {
@@ -130,10 +134,7 @@ pub(super) async fn connect(
                         .map(|s| format!(" (the program exited: {s})"))
                         .unwrap_or_default();
                     Err(Failure {
-                        reason: format!(
-                            "it did not start an MCP session: {}{exited}",
-                            crate::display::one_line(&e.to_string())
-                        ),
+                        reason: format!("it did not start an MCP session: {}{exited}", plain(&e)),
                         said: child.stderr_tail(),
                     })
                 }
@@ -163,22 +164,58 @@ pub(super) async fn connect(
             let service = handler
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
-                .map_err(|e| {
-                    format!(
-                        "it did not start an MCP session: {}",
-                        crate::display::one_line(&e.to_string())
-                    )
-                })?;
+                .map_err(|e| format!("it did not start an MCP session: {}", plain(&e)))?;
             offered(&service)?;
             Ok(Connection {
                 service,
                 child: None,
                 listener: None,
-                oversized: Arc::default(),
+                tripped: Arc::default(),
                 generation: generations.fetch_add(1, Ordering::SeqCst) + 1,
+                message_limit,
             })
         }
     }
+}
+
+/// Why a request on `open` failed, for people: `why` (often only
+/// "Transport closed") with the cause the host knows, the limit the server
+/// passed or how its program ended, and its last words.
+pub(super) fn explain(open: &mut Connection, why: String) -> String {
+    let cause = match open.tripped.cause() {
+        Some(Cause::TooLong) => Some(format!(
+            "the server sent a message over the host's limit of {} bytes (raise limits.registration_kib for listings, limits.result_kib for results)",
+            open.message_limit
+        )),
+        Some(Cause::TooDeep) => Some(format!(
+            "the server sent a message nested more than {MAX_DEPTH} levels deep"
+        )),
+        None => None,
+    };
+    let mut text = match cause {
+        Some(cause) => format!("{why}: {cause}"),
+        None => why,
+    };
+    if let Some(child) = open.child.as_mut() {
+        if let Some(status) = child.exit_status() {
+            text.push_str(&format!(" (the program exited: {status})"));
+        }
+        if let Some(said) = child.stderr_tail() {
+            text.push_str(&format!("; its last words: {said}"));
+        }
+    }
+    text
+}
+
+/// An rmcp error as one plain line: without the Rust type names rmcp puts
+/// in transport errors (`Transport [rmcp::transport::worker::WorkerTransport<…>]
+/// error: …`), which tell a user nothing.
+pub(super) fn plain(error: &dyn std::fmt::Display) -> String {
+    static TYPE_NAME: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r" ?\[[A-Za-z_][A-Za-z0-9_]*::[A-Za-z0-9_:<>, ]*\]").expect("a regex")
+    });
+    let text = error.to_string();
+    crate::display::one_line(&TYPE_NAME.replace_all(&text, "")).into_owned()
 }
 
 /// Refuses a session whose protocol version is none the host offered (a
@@ -239,12 +276,7 @@ pub(super) async fn list_pages(
         let result = peer
             .send_request(ClientRequest::ListToolsRequest(request))
             .await
-            .map_err(|e| {
-                format!(
-                    "tools/list failed: {}",
-                    crate::display::one_line(&e.to_string())
-                )
-            })?;
+            .map_err(|e| format!("tools/list failed: {}", plain(&e)))?;
         let page = match result {
             ServerResult::ListToolsResult(page) => {
                 serde_json::to_value(page).map_err(|e| e.to_string())?
@@ -291,5 +323,18 @@ pub(super) async fn close(connection: Connection) {
     let _ = tokio::time::timeout(super::child::SHUTDOWN_GRACE, service.cancel()).await;
     if let Some(child) = child {
         child.shutdown().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn transport_errors_lose_their_rust_type_names() {
+        let raw = "Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<reqwest::Client>>] error: Client error: HTTP status client error (404 Not Found), when send initialize request";
+        assert_eq!(
+            super::plain(&raw),
+            "Transport error: Client error: HTTP status client error (404 Not Found), when send initialize request"
+        );
+        assert_eq!(super::plain(&"a [b] c\nd"), "a [b] c\\nd");
     }
 }

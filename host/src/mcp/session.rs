@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, ProtocolVersion};
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::service::{Peer, RoleClient};
 use serde_json::Value;
 
@@ -27,6 +27,8 @@ use crate::registry::RegistrationLimits;
 use crate::source::{CallFuture, CallLimits, ToolSource};
 use crate::tool::{CallError, ResultBudget, ToolDefinition, ToolResult};
 
+use super::bounded::{Cause, MAX_DEPTH};
+use super::call::{self, Answer};
 use super::client::{Handler, Shared};
 use super::connect::{self, Connection, close, list_pages, listen};
 use super::convert::{self, Listing, Skipped};
@@ -304,7 +306,7 @@ impl McpSource {
             })?;
         self.shared.stale.store(false, Ordering::SeqCst);
         let deadline = Instant::now() + self.timeout();
-        let tools = tokio::time::timeout_at(
+        let listed = tokio::time::timeout_at(
             deadline.into(),
             list_pages(&peer, self.limits.registration.tools),
         )
@@ -314,7 +316,19 @@ impl McpSource {
                 "tools/list did not finish within {} ms",
                 self.timeout().as_millis()
             )
-        })??;
+        })?;
+        let tools = match listed {
+            Ok(tools) => tools,
+            // Let the session's end (and the program's) be seen.
+            Err(why) => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                let mut connection = self.connection.lock().await;
+                return Err(match connection.as_mut() {
+                    Some(open) => connect::explain(open, why),
+                    None => why,
+                });
+            }
+        };
         convert::listing(tools, &self.limits.registration)
     }
 
@@ -465,40 +479,42 @@ impl McpSource {
             params.meta = Some(meta);
         }
         // Dropping the request on timeout sends `notifications/cancelled`.
-        let response = tokio::time::timeout_at(stop.into(), peer.call_tool_once(params))
+        let response = tokio::time::timeout_at(stop.into(), call::call_tool(&peer, params))
             .await
             .map_err(|_| CallError::Timeout { limit })?;
         match response {
-            Ok(CallToolResponse::Complete(result)) => {
-                let result = serde_json::to_value(result)
-                    .map_err(|e| CallError::InvalidOutput(e.to_string()))?;
-                convert::result(
-                    result,
-                    ResultBudget::new(self.limits.result_bytes, self.limits.result_parts),
-                )
-            }
-            Ok(CallToolResponse::InputRequired(_)) => Err(CallError::Failed(
+            Ok(Answer::Complete(result)) => convert::result(
+                result,
+                ResultBudget::new(self.limits.result_bytes, self.limits.result_parts),
+            ),
+            Ok(Answer::InputRequired) => Err(CallError::Failed(
                 "the server asked for input (sampling, elicitation or roots) that this host does not give".to_owned(),
             )),
-            Ok(CallToolResponse::Task(_)) => Err(CallError::Failed(
+            Ok(Answer::Task) => Err(CallError::Failed(
                 "the server answered with a task, which this host does not follow".to_owned(),
             )),
-            Ok(_) => Err(CallError::InvalidOutput("an unknown kind of response".to_owned())),
             Err(rmcp::ServiceError::McpError(error)) => Err(CallError::Failed(format!(
                 "the server refused the call: {}",
                 crate::display::one_line(&error.message)
             ))),
             Err(rmcp::ServiceError::Timeout { .. }) => Err(CallError::Timeout { limit }),
             Err(other) => {
-                let oversized = self.discard(generation, &other.to_string()).await;
-                if oversized {
-                    return Err(CallError::TooLarge {
-                        limit: self.limits.result_bytes,
-                    });
+                match self.discard(generation, &connect::plain(&other)).await {
+                    Some(Cause::TooLong) => {
+                        return Err(CallError::TooLarge {
+                            limit: self.limits.result_bytes,
+                        });
+                    }
+                    Some(Cause::TooDeep) => {
+                        return Err(CallError::InvalidOutput(format!(
+                            "the server answered with a message nested more than {MAX_DEPTH} levels deep"
+                        )));
+                    }
+                    None => {}
                 }
                 Err(CallError::Unavailable(format!(
                     "the connection to the server failed during the call: {}",
-                    crate::display::one_line(&other.to_string())
+                    connect::plain(&other)
                 )))
             }
         }
@@ -506,9 +522,9 @@ impl McpSource {
 
     /// Closes connection `generation` if it is still the current one, so
     /// that the next call opens a new one, and marks the source
-    /// disconnected for `why`. True if that session ended because the
-    /// server sent a message over the size limit.
-    async fn discard(&self, generation: u64, why: &str) -> bool {
+    /// disconnected for `why`. Says whether that session ended because the
+    /// server sent a message over the size limit or nested too deep.
+    async fn discard(&self, generation: u64, why: &str) -> Option<Cause> {
         let mut connection = self.connection.lock().await;
         if connection
             .as_ref()
@@ -516,14 +532,14 @@ impl McpSource {
             && let Some(broken) = connection.take()
         {
             drop(connection);
-            let oversized = broken.oversized.load(Ordering::SeqCst);
+            let cause = broken.tripped.cause();
             close(broken).await;
             self.set_status(|s| {
                 s.state = State::Disconnected(crate::display::one_line(why).into_owned())
             });
-            oversized
+            cause
         } else {
-            false
+            None
         }
     }
 }

@@ -11,6 +11,14 @@ tools below. What it does is chosen by its environment:
   standard error and exits 1 without reading anything.
 - ``DEEP``: a number; the ``deep`` tool's input schema nests ``items``
   that many levels.
+- ``RESULT``: how ``weird`` answers: ``unknown-part`` (a text part and a
+  part of a type no client knows), ``not-a-list`` (``content`` a string),
+  ``deep`` (a result nested 300 levels), ``string-id`` (the right answer,
+  under the request's id as a string).
+- ``LIST``: how ``tools/list`` answers: ``huge`` (a description of
+  ``LIST_BYTES`` bytes), ``deep`` (a result nested 10,000 levels),
+  ``exit`` (the program exits instead).
+- ``CALLS_FILE``: a file that gets a line per ``tools/call`` received.
 
 Tools:
 - ``probe``: tries what a confined program must not be able to do and
@@ -23,6 +31,8 @@ Tools:
   ``dgram_pair`` (an AF_UNIX socket pair of each type).
 - ``deep``: takes anything; present only with ``DEEP``.
 - ``echo``: answers ``echo``.
+- ``weird`` (readOnlyHint, so a client may retry it): answers as ``RESULT``
+  says.
 
 Run as ``hostile.py probe`` it prints the ``probe`` report and exits: what
 a program the shell plugin runs can do.
@@ -109,13 +119,39 @@ def tools():
     listed = [
         {"name": "probe", "inputSchema": {"type": "object"}},
         {"name": "echo", "inputSchema": {"type": "object"}},
+        {"name": "weird", "inputSchema": {"type": "object"},
+         "annotations": {"readOnlyHint": True}},
     ]
+    if os.environ.get("LIST") == "huge":
+        listed[1]["description"] = "x" * int(os.environ["LIST_BYTES"])
     if os.environ.get("DEEP"):
         schema = {"type": "array"}
         for _ in range(int(os.environ["DEEP"]) - 1):
             schema = {"type": "array", "items": schema}
         listed.append({"name": "deep", "inputSchema": {"type": "object", "properties": {"x": schema}}})
     return listed
+
+
+class RAW(str):
+    """A result written as this JSON text, unchecked."""
+
+
+class STRING_ID(dict):
+    """A result sent under the request's id as a string."""
+
+
+def weird():
+    how = os.environ.get("RESULT")
+    if how == "unknown-part":
+        return {"content": [{"type": "text", "text": "known"},
+                            {"type": "hologram", "data": "AAAA"}]}
+    if how == "not-a-list":
+        return {"content": "oops"}
+    if how == "deep":
+        return RAW("{\"content\": [], \"x\": " + "[" * 300 + "]" * 300 + "}")
+    if how == "string-id":
+        return STRING_ID({"content": [{"type": "text", "text": "answered"}]})
+    return {"content": [{"type": "text", "text": "plain"}]}
 
 
 def answer(message):
@@ -128,9 +164,18 @@ def answer(message):
             "serverInfo": {"name": "hostile", "version": "1"},
         }
     if method == "tools/list":
+        if os.environ.get("LIST") == "exit":
+            sys.exit(3)
+        if os.environ.get("LIST") == "deep":
+            return RAW("{\"tools\": []" + ", \"x\": " + "[" * 10000 + "]" * 10000 + "}")
         return {"tools": tools()}
     if method == "tools/call":
         name = params.get("name")
+        if os.environ.get("CALLS_FILE"):
+            with open(os.environ["CALLS_FILE"], "a") as calls:
+                calls.write(name + "\n")
+        if name == "weird":
+            return weird()
         if name == "probe":
             text = json.dumps(probe(), sort_keys=True)
         else:
@@ -147,12 +192,16 @@ def main():
         if "id" not in message:
             continue
         result = answer(message)
-        if result is None:
-            reply = {"jsonrpc": "2.0", "id": message["id"],
-                     "error": {"code": -32601, "message": "method not found"}}
+        if isinstance(result, RAW):
+            line = '{"jsonrpc": "2.0", "id": ' + json.dumps(message["id"]) + ', "result": ' + result + "}"
+        elif result is None:
+            line = json.dumps({"jsonrpc": "2.0", "id": message["id"],
+                               "error": {"code": -32601, "message": "method not found"}})
+        elif isinstance(result, STRING_ID):
+            line = json.dumps({"jsonrpc": "2.0", "id": str(message["id"]), "result": dict(result)})
         else:
-            reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
-        sys.stdout.write(json.dumps(reply) + "\n")
+            line = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
 

@@ -1,0 +1,84 @@
+//! One `tools/call` request, answered as the server's JSON.
+//!
+//! rmcp's typed `call_tool_once` refuses a whole result it cannot decode
+//! (one content part of a type it does not know, a `content` that is not a
+//! list) as "unexpected response type", and the call would be reported as
+//! a transport failure and retried. Here the result is kept as JSON
+//! whichever way rmcp decoded it, and [`super::convert::result`] decides
+//! part by part: unknown parts become a placeholder, a malformed result is
+//! a typed `invalid_output`, never retried.
+//!
+//! Invariant: dropping the future before the answer sends
+//! `notifications/cancelled` for the request, as rmcp's own call does.
+
+use rmcp::ServiceError;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, RequestId,
+    ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
+use serde_json::Value;
+
+/// What a server answered to `tools/call`.
+pub(super) enum Answer {
+    /// A result, as JSON (to be checked by `convert::result`).
+    Complete(Value),
+    /// The 2026-07-28 multi-round-trip pattern asking for input.
+    InputRequired,
+    /// A task (SEP-2663), which the host does not follow.
+    Task,
+}
+
+/// Sends `tools/call` with `params` and waits for the answer.
+pub(super) async fn call_tool(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+) -> Result<Answer, ServiceError> {
+    let handle = peer
+        .send_request_with_option(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await?;
+    let mut guard = Abandoned {
+        peer: peer.clone(),
+        id: Some(handle.id.clone()),
+    };
+    let answered = handle.await_response().await;
+    guard.id = None;
+    Ok(match answered? {
+        ServerResult::InputRequiredResult(_) => Answer::InputRequired,
+        ServerResult::CreateTaskResult(_) => Answer::Task,
+        ServerResult::CustomResult(custom) => Answer::Complete(custom.0),
+        ServerResult::EmptyResult(_) => Answer::Complete(Value::Object(Default::default())),
+        // Whatever rmcp decoded it as (a `CallToolResult` among them),
+        // back to JSON.
+        other => Answer::Complete(serde_json::to_value(&other).unwrap_or(Value::Null)),
+    })
+}
+
+/// Sends `notifications/cancelled` for a request abandoned before its
+/// answer (its future dropped at a deadline).
+struct Abandoned {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = peer
+                    .notify_cancelled(CancelledNotificationParam::new(
+                        Some(id),
+                        Some("request abandoned by the caller".to_owned()),
+                    ))
+                    .await;
+            });
+        }
+    }
+}
