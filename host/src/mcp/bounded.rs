@@ -124,23 +124,29 @@ impl<R> BoundedLines<R> {
         Ok(())
     }
 
-    /// Checks the line read; whether it was kept.
+    /// Checks the line read; whether it was kept. The line's buffer is
+    /// kept for the next one.
     fn finish_line(&mut self) -> Result<bool, Cause> {
-        let line = std::mem::take(&mut self.line);
-        if depth(&line) > MAX_DEPTH {
+        if depth(&self.line) > MAX_DEPTH {
             return Err(Cause::TooDeep);
         }
-        if let Some(id) = foreign_response_id(&line) {
-            tracing::warn!(
-                target: "tiny_harness::mcp",
-                server = %self.server,
-                "dropped a response whose id {} is not a number: it answers no request of the host's",
-                crate::display::one_line(&id.chars().take(64).collect::<String>())
-            );
-            return Ok(false);
-        }
-        self.out.extend_from_slice(&line);
-        Ok(true)
+        let kept = match foreign_response_id(&self.line) {
+            Some(id) => {
+                tracing::warn!(
+                    target: "tiny_harness::mcp",
+                    server = %self.server,
+                    "dropped a response whose id {} is not a number: it answers no request of the host's",
+                    crate::display::one_line(&id.chars().take(64).collect::<String>())
+                );
+                false
+            }
+            None => {
+                self.out.extend_from_slice(&self.line);
+                true
+            }
+        };
+        self.line.clear();
+        Ok(kept)
     }
 }
 
@@ -181,8 +187,8 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
                     }
                 }
                 Poll::Ready(Ok(())) => {
-                    let filled = read.filled().to_vec();
-                    if let Err(cause) = this.take(&filled) {
+                    let filled = read.filled().len();
+                    if let Err(cause) = this.take(&chunk[..filled]) {
                         this.tripped.set(cause);
                         this.line = Vec::new();
                     }
