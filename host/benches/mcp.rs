@@ -39,8 +39,11 @@ fn mcp_wasm() -> PathBuf {
     PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR")).join("mcp.wasm")
 }
 
+/// `node`, which may read the server's package when it runs confined.
 fn node() -> ExecGrant {
-    ExecGrant::resolve("node", Path::new("."), std::env::var_os("PATH").as_deref()).expect("node")
+    ExecGrant::resolve("node", Path::new("."), std::env::var_os("PATH").as_deref())
+        .expect("node")
+        .with_read(vec![npm::servers_dir().canonicalize().expect("tests/mcp")])
 }
 
 /// The mcp plugin with `servers` copies of server-everything.

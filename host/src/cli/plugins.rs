@@ -238,12 +238,12 @@ fn describe_source(table: &mut String, source: &McpSource) {
     let protocol = status
         .protocol
         .as_deref()
-        .map(|p| format!("protocol {p}; "))
+        .map(|p| format!("protocol {}; ", one_line(p)))
         .unwrap_or_default();
     let transport = if status.transport.is_empty() {
         String::new()
     } else {
-        format!("{} {}; ", status.transport, status.target)
+        format!("{} {}; ", status.transport, one_line(&status.target))
     };
     let _ = write!(
         table,

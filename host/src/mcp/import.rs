@@ -74,7 +74,8 @@ pub fn import(json: &str, wasm: &str) -> Result<String, String> {
         text.push_str(
             "# Programs run confined: they read only system paths, their own file and the\n\
              # plugin's dirs. Add what else each needs, such as its package, with\n\
-             # exec = [{ program = \"node\", read = [\"/path/to/package\"] }].\n",
+             # exec = [{ program = \"node\", read = [\"/path/to/package\"] }].\n\
+             # Each is given only the variables its grant's env lists (those its servers set).\n",
         );
     }
     for note in &out.notes {
