@@ -143,6 +143,8 @@ fn mcp(c: &mut Criterion) {
                     let outcome = host.invoke(call).await;
                     std::hint::black_box(outcome.render());
                     full += start.elapsed();
+                    // Measuring an error path would say nothing of a call.
+                    assert!(!outcome.is_error(), "{}", outcome.render());
                 }
                 samples
                     .borrow_mut()
