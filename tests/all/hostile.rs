@@ -116,6 +116,8 @@ async fn a_server_cannot_signal_the_host_or_a_bystander_nor_reach_a_socket_file(
     // a datagram pair, which could name a socket file in `sendto`, not.
     assert_eq!(report["stream_pair"], "ok", "{report}");
     assert_eq!(report["dgram_pair"], "EACCES", "{report}");
+    // No io_uring, whose socket and connect operations bypass the filter.
+    assert_eq!(report["io_uring"], "EPERM", "{report}");
     // Its standard streams are pipes, and it has no terminal.
     assert_ne!(report["tty_open"], "ok", "{report}");
     assert_ne!(report["tty_inject"], "ok", "{report}");

@@ -28,7 +28,8 @@ Tools:
   it has none in its PID namespace), ``signal_pid``
   (signal 0 to ``SIGNAL_PID``), ``unix_connect`` (connect to the socket
   file ``UNIX_SOCKET``, then send ``hello``), ``stream_pair`` and
-  ``dgram_pair`` (an AF_UNIX socket pair of each type).
+  ``dgram_pair`` (an AF_UNIX socket pair of each type), ``io_uring`` (a
+  ring, whose operations no syscall filter sees).
 - ``deep``: takes anything; present only with ``DEEP``.
 - ``echo``: answers ``echo``.
 - ``weird`` (readOnlyHint, so a client may retry it): answers as ``RESULT``
@@ -90,6 +91,17 @@ def unix_connect():
         s.close()
 
 
+def io_uring():
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    params = ctypes.create_string_buffer(120)
+    fd = libc.syscall(425, 4, params)  # io_uring_setup, on x86_64 and aarch64
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "io_uring_setup")
+    os.close(fd)
+
+
 def pair(kind):
     def make():
         a, b = socket.socketpair(socket.AF_UNIX, kind)
@@ -107,6 +119,7 @@ def probe():
         "signal_parent": "invisible" if os.getppid() == 0 else outcome(lambda: os.kill(os.getppid(), 0)),
         "stream_pair": outcome(pair(socket.SOCK_STREAM)),
         "dgram_pair": outcome(pair(socket.SOCK_DGRAM)),
+        "io_uring": outcome(io_uring),
     }
     if os.environ.get("SIGNAL_PID"):
         report["signal_pid"] = outcome(lambda: os.kill(int(os.environ["SIGNAL_PID"]), 0))
