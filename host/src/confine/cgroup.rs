@@ -392,27 +392,36 @@ fn writable(dir: &Path) -> bool {
         let fd = procs.as_raw_fd();
         // SAFETY: the child makes only async-signal-safe calls (`write`,
         // `_exit`) before it exits; the parent reaps it at once.
-        unsafe {
-            match libc::fork() {
-                0 => {
-                    let ok = libc::write(fd, b"0".as_ptr().cast(), 1) == 1;
-                    libc::_exit(if ok { 0 } else { 1 })
-                }
-                -1 => false,
-                child => {
-                    let mut status = 0;
-                    libc::waitpid(child, &mut status, 0) == child
-                        && libc::WIFEXITED(status)
-                        && libc::WEXITSTATUS(status) == 0
-                }
-            }
-        }
+        unsafe { forked_probe(|| libc::write(fd, b"0".as_ptr().cast(), 1) == 1) }
     });
     let started = Instant::now();
     while fs::remove_dir(&probe).is_err() && started.elapsed() < KILL_FOR {
         std::thread::sleep(Duration::from_millis(1));
     }
     joined
+}
+
+/// Whether `check`, run in a forked child that then exits, holds: how the
+/// host learns what the kernel lets a child do, without doing it itself.
+///
+/// # Safety
+/// `check` runs between `fork` and `_exit` in a copy of a multi-threaded
+/// process: it may make only async-signal-safe calls on memory made before.
+pub(super) unsafe fn forked_probe(check: impl FnOnce() -> bool) -> bool {
+    // SAFETY: the child runs only `check` (see above) and `_exit`s; the
+    // parent reaps it at once.
+    unsafe {
+        match libc::fork() {
+            0 => libc::_exit(if check() { 0 } else { 1 }),
+            -1 => false,
+            child => {
+                let mut status = 0;
+                libc::waitpid(child, &mut status, 0) == child
+                    && libc::WIFEXITED(status)
+                    && libc::WEXITSTATUS(status) == 0
+            }
+        }
+    }
 }
 
 /// Our own group's directory in the unified hierarchy and in the v1

@@ -69,20 +69,9 @@ pub fn available() -> bool {
     static FOUND: OnceLock<bool> = OnceLock::new();
     *FOUND.get_or_init(|| {
         let prepared = Prepared::new();
-        // SAFETY: the child makes only system calls on buffers made before
-        // the fork, then `_exit`s; the parent reaps it at once.
-        unsafe {
-            match libc::fork() {
-                0 => libc::_exit(if enter(&prepared).is_ok() { 0 } else { 1 }),
-                -1 => false,
-                child => {
-                    let mut status = 0;
-                    libc::waitpid(child, &mut status, 0) == child
-                        && libc::WIFEXITED(status)
-                        && libc::WEXITSTATUS(status) == 0
-                }
-            }
-        }
+        // SAFETY: `enter` makes only system calls on buffers made before
+        // the fork.
+        unsafe { super::cgroup::forked_probe(|| enter(&prepared).is_ok()) }
     })
 }
 

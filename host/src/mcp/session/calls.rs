@@ -1,0 +1,188 @@
+//! A tool called on an MCP source: the attempts, which failures are
+//! retried (only for tools whose pinned annotations allow it, within the
+//! deadline), and what each answer becomes (a result, or a typed error).
+
+use std::any::Any;
+use std::time::{Duration, Instant};
+
+use rmcp::model::CallToolRequestParams;
+use serde_json::Value;
+
+use super::super::bounded::{Cause, MAX_DEPTH};
+use super::super::call::{self, Answer};
+use super::super::connect::{self, close};
+use super::super::convert;
+use super::{MAX_ATTEMPTS, McpSource, State};
+use crate::source::{CallFuture, CallLimits, ToolSource};
+use crate::tool::{CallError, ResultBudget, ToolResult};
+
+impl McpSource {
+    fn retry_safe(&self, tool: &str) -> bool {
+        self.watch
+            .read()
+            .ok()
+            .and_then(|w| w.annotations(tool))
+            .is_some_and(|a| a.retry_safe())
+    }
+
+    async fn attempt(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        deadline: Instant,
+    ) -> Result<ToolResult, CallError> {
+        let (peer, generation) = self.peer().await?;
+        self.check().await?;
+        if let Some(refusal) = self.watch.read().ok().and_then(|w| w.refusal(tool)) {
+            return Err(refusal);
+        }
+        let limit = self.timeout();
+        let stop = deadline.min(Instant::now() + limit);
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Value::Object(arguments) = arguments {
+            params = params.with_arguments(arguments.clone());
+        }
+        // At 2026-07-28 a server logs only for requests that ask it to (the
+        // handshake era sends every log): ask for `info` and above, which
+        // reach `tracing` within the session's log budget. (MCP logging is
+        // deprecated by SEP-2577; servers still send it, and it is what
+        // tells a user why a server misbehaves.)
+        #[allow(deprecated)]
+        if peer
+            .peer_info()
+            .is_some_and(|i| !i.protocol_version.has_initialize())
+        {
+            let mut meta = rmcp::model::RequestMetaObject::new();
+            meta.set_log_level(rmcp::model::LoggingLevel::Info);
+            params.meta = Some(meta);
+        }
+        // Dropping the request on timeout sends `notifications/cancelled`.
+        let response = tokio::time::timeout_at(stop.into(), call::call_tool(&peer, params))
+            .await
+            .map_err(|_| CallError::Timeout { limit })?;
+        match response {
+            Ok(Answer::Complete(result)) => convert::result(
+                result,
+                ResultBudget::new(self.limits.result_bytes, self.limits.result_parts),
+            ),
+            Ok(Answer::InputRequired) => Err(CallError::Failed(
+                "the server asked for input (sampling, elicitation or roots) that this host does not give".to_owned(),
+            )),
+            Ok(Answer::Task) => Err(CallError::Failed(
+                "the server answered with a task, which this host does not follow".to_owned(),
+            )),
+            Err(rmcp::ServiceError::McpError(error)) => Err(CallError::Failed(format!(
+                "the server refused the call: {}",
+                crate::display::one_line(&error.message)
+            ))),
+            Err(rmcp::ServiceError::Timeout { .. }) => Err(CallError::Timeout { limit }),
+            Err(other) => {
+                match self.discard(generation, &connect::plain(&other)).await {
+                    Some(Cause::TooLong) => {
+                        return Err(CallError::TooLarge {
+                            limit: self.limits.result_bytes,
+                        });
+                    }
+                    Some(Cause::TooDeep) => {
+                        return Err(CallError::InvalidOutput(format!(
+                            "the server answered with a message nested more than {MAX_DEPTH} levels deep"
+                        )));
+                    }
+                    None => {}
+                }
+                Err(CallError::Unavailable(format!(
+                    "the connection to the server failed during the call: {}",
+                    connect::plain(&other)
+                )))
+            }
+        }
+    }
+
+    /// Closes connection `generation` if it is still the current one, so
+    /// that the next call opens a new one, and marks the source
+    /// disconnected for `why`. Says whether that session ended because the
+    /// server sent a message over the size limit or nested too deep.
+    async fn discard(&self, generation: u64, why: &str) -> Option<Cause> {
+        let mut connection = self.connection.lock().await;
+        if connection
+            .as_ref()
+            .is_some_and(|c| c.generation == generation)
+            && let Some(broken) = connection.take()
+        {
+            drop(connection);
+            let cause = broken.tripped.cause();
+            close(broken).await;
+            self.set_status(|s| {
+                s.state = State::Disconnected(crate::display::one_line(why).into_owned())
+            });
+            cause
+        } else {
+            None
+        }
+    }
+}
+
+/// Backoff before attempt `attempt + 1`: 50 ms, then 100 ms, each with up
+/// to half again of jitter.
+fn backoff(attempt: u32) -> Duration {
+    let base = 50u64 << (attempt.saturating_sub(1)).min(6);
+    let mut byte = [0u8; 1];
+    let _ = getrandom::fill(&mut byte);
+    Duration::from_millis(base + base * u64::from(byte[0]) / 512)
+}
+
+impl ToolSource for McpSource {
+    fn kind(&self) -> &'static str {
+        "mcp"
+    }
+
+    fn call_limits(&self) -> CallLimits {
+        self.limits.call
+    }
+
+    fn call<'a>(
+        &'a self,
+        _server: &'a str,
+        tool: &'a str,
+        arguments: &'a Value,
+        deadline: Instant,
+    ) -> CallFuture<'a> {
+        Box::pin(async move {
+            let retry = self.retry_safe(tool);
+            let mut attempt = 1;
+            loop {
+                let outcome = self.attempt(tool, arguments, deadline).await;
+                match outcome {
+                    Err(error) if error.is_transient() => {
+                        let pause = backoff(attempt);
+                        if !retry || attempt >= MAX_ATTEMPTS || Instant::now() + pause >= deadline {
+                            return Err(not_retried(error, retry, attempt));
+                        }
+                        tracing::debug!(target: "tiny_harness::mcp", tool, attempt, "retrying: {error}");
+                        tokio::time::sleep(pause).await;
+                        attempt += 1;
+                    }
+                    other => return other,
+                }
+            }
+        })
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A transient failure as the model sees it: it says whether the call was
+/// retried, so a model knows whether its effect may have happened.
+fn not_retried(error: CallError, retry: bool, attempts: u32) -> CallError {
+    match error {
+        CallError::Unavailable(why) if !retry => CallError::Unavailable(format!(
+            "{why}; the call was not retried because the tool is not marked idempotent, so it may or may not have taken effect"
+        )),
+        CallError::Unavailable(why) if attempts > 1 => {
+            CallError::Unavailable(format!("{why} (after {attempts} attempts)"))
+        }
+        other => other,
+    }
+}
