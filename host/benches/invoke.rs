@@ -127,7 +127,9 @@ fn invoke(c: &mut Criterion) {
     group.bench_function("validate_and_render", |b| {
         b.to_async(&runtime).iter(|| async {
             let outcome = host.invoke(&bad).await;
-            assert!(outcome.is_error());
+            // The refusal this row measures, not some other error.
+            let code = outcome.result.as_ref().err().map(|e| e.code());
+            assert_eq!(code, Some("invalid_arguments"), "{}", outcome.render());
             outcome.render().len()
         });
     });
@@ -149,6 +151,7 @@ fn invoke(c: &mut Criterion) {
                     let outcome = host.invoke(good).await;
                     std::hint::black_box(outcome.render());
                     full += start.elapsed();
+                    assert!(!outcome.is_error(), "{}", outcome.render());
                 }
                 samples
                     .borrow_mut()

@@ -119,7 +119,7 @@ fn mcp(c: &mut Criterion) {
     group.bench_function("bare_rmcp", |b| {
         b.to_async(&runtime).iter(|| async {
             let result = bare.peer().call_tool(echo_params()).await.expect("echo");
-            std::hint::black_box(result)
+            std::hint::black_box(echoed(result))
         });
     });
     group.bench_function("host_invoke_render", |b| {
@@ -137,7 +137,8 @@ fn mcp(c: &mut Criterion) {
                 let (mut raw, mut full) = (Duration::ZERO, Duration::ZERO);
                 for _ in 0..iters {
                     let start = Instant::now();
-                    std::hint::black_box(bare.peer().call_tool(echo_params()).await.expect("echo"));
+                    let result = bare.peer().call_tool(echo_params()).await.expect("echo");
+                    std::hint::black_box(echoed(result));
                     raw += start.elapsed();
                     let start = Instant::now();
                     let outcome = host.invoke(call).await;
@@ -174,9 +175,8 @@ fn mcp(c: &mut Criterion) {
                 let start = Instant::now();
                 for _ in 0..iters {
                     let (session, child) = bare_session().await;
-                    std::hint::black_box(
-                        session.peer().call_tool(echo_params()).await.expect("echo"),
-                    );
+                    let result = session.peer().call_tool(echo_params()).await.expect("echo");
+                    std::hint::black_box(echoed(result));
                     let _ = session.cancel().await;
                     drop(child);
                 }
@@ -248,3 +248,10 @@ fn report_pairs(first: &str, second: &str, samples: &[(Duration, Duration)]) {
 
 criterion_group!(benches, mcp);
 criterion_main!(benches);
+
+/// `result`, which must be the echo, not an error: a row that measured an
+/// error path would say nothing of a call.
+fn echoed(result: rmcp::model::CallToolResult) -> rmcp::model::CallToolResult {
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    result
+}

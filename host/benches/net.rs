@@ -61,6 +61,7 @@ async fn direct(port: u16) -> usize {
         .to_bytes();
     drop(sender);
     let _ = driver.await;
+    assert_eq!(body.len(), 19, "the body of /hello");
     body.len()
 }
 

@@ -74,7 +74,7 @@ struct Cli {
     #[arg(long, global = true, requires = "journal")]
     journal_full: bool,
 
-    /// Refuse to run unless every tool and component is exactly as in tiny-harness.lock
+    /// Refuse to run unless every tool and component is exactly as in the config's lock (NAME.lock beside NAME.toml)
     /// (beside the config), and never write the lock: for CI.
     #[arg(long, global = true)]
     locked: bool,
@@ -156,7 +156,7 @@ enum Command {
         #[arg(long, value_name = "ID", requires = "workflow")]
         actor: Option<String>,
     },
-    /// Compare tools with their pins in tiny-harness.lock, or pin them again.
+    /// Compare tools with their pins in the config's lock (NAME.lock beside NAME.toml), or pin them again.
     Pins {
         #[command(subcommand)]
         action: PinsAction,
@@ -328,7 +328,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    builder.lock_file(tiny_harness_host::pin::lock_path(&config.path), cli.locked)?;
+    builder.config_lock(&config, cli.locked)?;
     builder.load_config(&config).await?;
     let intrinsics = matches!(
         cli.command,
@@ -352,9 +352,31 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     let host = builder.build();
     host.save_lock()?;
+    if let Some((shared, own)) = host.lock_taken_from() {
+        let written = if cli.locked {
+            "under --locked it is not written; run once without --locked to write it"
+        } else {
+            "it is written now, and the shared file is left as it is"
+        };
+        eprintln!(
+            "tiny-harness: note: this config's pins now live in a lock of its own, {}; they were \
+             taken from {}, which every config in that directory used to share ({written})",
+            one_line(&own.display().to_string()),
+            one_line(&shared.display().to_string()),
+        );
+    }
     let quiet = matches!(cli.command, Command::Plugins { .. });
     if !quiet {
         warn_failed_sources(&host);
+    }
+    // `pins` shows the differences itself; `plugins` is a report.
+    if matches!(
+        cli.command,
+        Command::Tools { .. } | Command::Call { .. } | Command::Replay { .. }
+    ) {
+        for line in pins::drift_warnings(&host) {
+            eprintln!("tiny-harness: warning: {line}");
+        }
     }
     let code = command(cli, &host, arguments, journal.as_deref()).await;
     // Close every MCP session cleanly: stdin closed, a grace period, then

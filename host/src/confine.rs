@@ -1,5 +1,6 @@
-//! Confining a program the host starts for a plugin (a stdio MCP server
-//! today; exec calls next) by the kernel, with the plugin's own grants.
+//! Confining a program the host starts for a plugin (an exec call, a stdio
+//! MCP server: both start through [`command`]) by the kernel, with the
+//! plugin's own grants.
 //!
 //! Once a program runs natively the WebAssembly sandbox no longer holds
 //! it, so the grants are enforced again, in the child, before `exec`:
@@ -31,9 +32,11 @@ pub mod pidns;
 mod run;
 #[cfg(target_os = "linux")]
 mod seccomp;
+mod start;
 
 pub use cgroup::{Contained, Containment, GroupLimits};
 pub use run::{Exited, RunOutput, Stdio3, run};
+pub use start::{PRIVATE_ENV, PrivateDir, Started, apply, command};
 #[cfg(test)]
 mod tests;
 
@@ -230,70 +233,6 @@ impl Prepared {
     }
 }
 
-/// Makes `command` start as a program the host runs for a plugin: in
-/// control groups of its own (where the host can make them), bounded by
-/// `policy`'s limits or the defaults, and, with a policy, confined by it
-/// with `private` (its private directory) writable too. Keep the result
-/// alive until the program has been killed: dropping it kills what its
-/// groups hold.
-pub fn apply(
-    command: &mut tokio::process::Command,
-    policy: Option<&Policy>,
-    private: Option<&std::path::Path>,
-) -> std::io::Result<Option<Contained>> {
-    let rlimits = policy.map_or_else(Rlimits::default, |p| p.rlimits);
-    // A session of its own, confined or not: no controlling terminal (so
-    // `/dev/tty` opens nothing) and a process group it leads, which the
-    // launchers kill as a whole. Its standard streams are pipes.
-    // SAFETY: `setsid` is one system call on no memory of ours.
-    unsafe {
-        command.pre_exec(|| {
-            rustix::process::setsid()?;
-            Ok(())
-        });
-    }
-    // Every process it starts stays in its groups, so that all of them are
-    // killed when it ends (those that left its process group too).
-    let contained = cgroup::contain(command, rlimits.group())?;
-    // Without a control group, a PID namespace holds them together.
-    #[cfg(target_os = "linux")]
-    if contained.is_none() && pidns::available() {
-        pidns::apply(command, rlimits.processes);
-    }
-    if let Some(policy) = policy {
-        let mut policy = policy.clone();
-        policy.write.extend(private.map(std::path::Path::to_owned));
-        policy
-            .prepare()
-            .map_err(|e| std::io::Error::other(e.to_string()))?
-            .apply_to(command);
-    }
-    Ok(contained)
-}
-
-/// Variables a confined program's launcher sets to its private directory,
-/// unless the plugin sets them under its grant.
-pub const PRIVATE_ENV: &[&str] = &["HOME", "TMPDIR"];
-
-/// Points `HOME` and `TMPDIR` of a confined program at its private
-/// directory (the host's home is unreadable to it: git, npm and pip would
-/// fail on their config files), unless `env` sets them already (a plugin
-/// may, under its exec grant's `env`). An unconfined program keeps the
-/// host's `HOME` and gets the private `TMPDIR`.
-pub fn private_env(
-    command: &mut tokio::process::Command,
-    env: &[(String, String)],
-    confined: bool,
-    private: &std::path::Path,
-) {
-    for name in PRIVATE_ENV {
-        let set = env.iter().any(|(k, _)| k == name);
-        if !set && (confined || *name == "TMPDIR") {
-            command.env(name, private);
-        }
-    }
-}
-
 /// What the kernel holds a confined program to here, for people: the
 /// Landlock ABI and what it covers, the seccomp filter, and the rest.
 /// `sockets` says whether some program is granted Unix socket files.
@@ -353,36 +292,5 @@ pub fn landlock_abi() -> i32 {
     #[cfg(not(target_os = "linux"))]
     {
         0
-    }
-}
-
-/// A private, initially empty directory (mode 0700) for one program: its
-/// cwd and `TMPDIR` when it declares none. Removed when dropped.
-#[derive(Debug)]
-pub struct PrivateDir {
-    path: PathBuf,
-}
-
-impl PrivateDir {
-    /// Creates `tiny-harness-<label>-<random>` in the system temp directory.
-    pub fn create(label: &str) -> std::io::Result<PrivateDir> {
-        use std::os::unix::fs::DirBuilderExt;
-        let mut nonce = [0u8; 8];
-        getrandom::fill(&mut nonce).map_err(|e| std::io::Error::other(e.to_string()))?;
-        let path =
-            std::env::temp_dir().join(format!("tiny-harness-{label}-{}", hex::encode(nonce)));
-        std::fs::DirBuilder::new().mode(0o700).create(&path)?;
-        Ok(PrivateDir { path })
-    }
-
-    /// Where it is.
-    pub fn path(&self) -> &std::path::Path {
-        &self.path
-    }
-}
-
-impl Drop for PrivateDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
     }
 }

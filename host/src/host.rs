@@ -268,7 +268,23 @@ impl HostBuilder {
     /// anything not exactly as in the lock refuses the plugin, and the
     /// lock is never written. Call before loading plugins.
     pub fn lock_file(&mut self, path: PathBuf, locked: bool) -> Result<&mut Self, HostError> {
-        let state = LockState::open(path, locked)?;
+        let state = LockState::open(path, None, locked)?;
+        *self.state.lock.lock().unwrap_or_else(|e| e.into_inner()) = Some(state);
+        Ok(self)
+    }
+
+    /// Pins tools with the lock of `config` ([`crate::pin::lock_path`]:
+    /// `NAME.lock` beside `NAME.toml`), as [`HostBuilder::lock_file`] does.
+    /// A config with no lock of its own yet, beside the `tiny-harness.lock`
+    /// that every config in a directory used to share, starts from that
+    /// lock's pins for its own plugins ([`Host::lock_taken_from`] says so)
+    /// and writes its own lock; the shared one is never written.
+    pub fn config_lock(&mut self, config: &Config, locked: bool) -> Result<&mut Self, HostError> {
+        let state = LockState::open(
+            crate::pin::lock_path(&config.path),
+            crate::pin::legacy_lock_path(&config.path),
+            locked,
+        )?;
         *self.state.lock.lock().unwrap_or_else(|e| e.into_inner()) = Some(state);
         Ok(self)
     }
@@ -327,6 +343,15 @@ impl HostBuilder {
 
     /// Finishes the host.
     pub fn build(self) -> Host {
+        if let Some(lock) = self
+            .state
+            .lock
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            lock.keep_only(|plugin| self.state.guards.contains_key(plugin));
+        }
         let mut invoker = Invoker::new(Arc::new(LiveRegistry::new(self.registry)));
         if let Some(journal) = self.journal {
             invoker = invoker.with_journal(journal);

@@ -1,7 +1,9 @@
 //! The validating invoker: the single path from a model's call to an effect.
 //!
 //! Invariants:
-//! - A name that is not registered runs nothing and yields `unknown_tool`.
+//! - A name that is not registered runs nothing and yields `unknown_tool`,
+//!   or `not_pinned` when its server offers that tool now but it is new
+//!   since the server's tools were pinned.
 //! - Arguments larger than the tool's source accepts (or than its schema
 //!   can be checked against within [`VALIDATION_BUDGET`]) yield
 //!   `too_large` before validation; arguments that fail the tool's input
@@ -188,11 +190,16 @@ impl Invoker {
         let started = Instant::now();
         // The entry holds its source: a change to the registry after this
         // lookup does not disturb the call.
-        let Some(entry) = self.registry.snapshot().get(&call.name).cloned() else {
-            return Err(CallError::UnknownTool {
-                name: call.name.clone(),
+        let snapshot = self.registry.snapshot();
+        let Some(entry) = snapshot.get(&call.name).cloned() else {
+            let name = call.name.clone();
+            return Err(if snapshot.unpinned(&call.name) {
+                CallError::NotPinned { name }
+            } else {
+                CallError::UnknownTool { name }
             });
         };
+        drop(snapshot);
         *definition = Some(entry.definition_hash.clone());
         let limits = entry.source.call_limits();
         let deadline = started + limits.timeout;

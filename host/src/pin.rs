@@ -27,7 +27,7 @@
 //!
 //! # The lock file, version 1
 //!
-//! `tiny-harness.lock`, beside the config ([`lock_path`]), is pretty JSON
+//! `NAME.lock`, beside the config `NAME.toml` ([`lock_path`]), is pretty JSON
 //! (two-space indent) with every object's keys sorted and a trailing
 //! newline, so `git diff` of two locks shows exactly the tools that
 //! changed:
@@ -85,7 +85,8 @@ mod write;
 pub use diff::{MAX_DIFF_LINES, MAX_VALUE_CHARS, diff_lines};
 pub use format::MAX_SCHEMA_DEPTH;
 pub use lock::{
-    LOCK_FILE, Lock, LockError, MAX_LOCK_BYTES, PluginPins, Problem, ServerPins, ToolPin, lock_path,
+    LOCK_FILE, Lock, LockError, MAX_LOCK_BYTES, PluginPins, Problem, ServerPins, ToolPin,
+    legacy_lock_path, lock_path,
 };
 
 /// sha256 (64 lowercase hex) over the RFC 8785 canonical JSON of the

@@ -397,6 +397,31 @@ impl Registry {
         self.tools.get(name)
     }
 
+    /// True when `name` is not registered but its server offers that tool
+    /// now, new since the server's tools were pinned (see
+    /// [`ToolSource::unpinned`]). `name` is a model's text: one that is not
+    /// a well-formed `<plugin>/<server>.<tool>` is simply not such a tool.
+    pub fn unpinned(&self, name: &str) -> bool {
+        if self.tools.contains_key(name) {
+            return false;
+        }
+        // Plugin and server names hold neither `/` nor `.`, so the first
+        // of each ends them.
+        let Some((plugin, rest)) = name.split_once('/') else {
+            return false;
+        };
+        let Some((server, tool)) = rest.split_once('.') else {
+            return false;
+        };
+        if ToolName::new(plugin, server, tool).is_err() {
+            return false;
+        }
+        self.servers
+            .get(&(plugin.to_owned(), server.to_owned()))
+            .or_else(|| self.sources.get(plugin))
+            .is_some_and(|source| source.unpinned(server, tool))
+    }
+
     /// Every tool, ordered by name.
     pub fn tools(&self) -> impl Iterator<Item = &Arc<RegisteredTool>> {
         self.tools.values()

@@ -72,6 +72,15 @@ pub trait ToolSource: Send + Sync + fmt::Debug {
         deadline: Instant,
     ) -> CallFuture<'a>;
 
+    /// True when server `server` offers `tool` now but it is not pinned
+    /// (it is new since the server's tools were pinned), so the registry
+    /// has no entry for it: a call then answers `not_pinned` rather than
+    /// `unknown_tool`. Sources without pins never have such tools.
+    fn unpinned(&self, server: &str, tool: &str) -> bool {
+        let _ = (server, tool);
+        false
+    }
+
     /// The source as [`Any`], so that code that knows a concrete kind (the
     /// CLI showing a plugin's grants) can reach it.
     fn as_any(&self) -> &dyn Any;

@@ -321,12 +321,23 @@ pub enum CallError {
     /// The plugin reports that the operation failed.
     #[error("the tool failed: {0}")]
     Failed(String),
+    /// The tool is offered now, but is new since its server's tools were
+    /// pinned (reviewed), so it is not registered: it cannot be called
+    /// until a person accepts it (`tiny-harness pins update`).
+    #[error(
+        "{name:?} is offered but is new since the tools were pinned, so it is not registered; it can be called once a person reviews and accepts it (tiny-harness pins diff, then tiny-harness pins update)"
+    )]
+    NotPinned {
+        /// The name called.
+        name: String,
+    },
 }
 
 impl CallError {
     /// The stable error code: `unknown_tool`, `invalid_arguments`, `denied`,
     /// `timeout`, `memory_limit`, `trapped`, `invalid_output`, `too_large`
-    /// (a result, or the arguments), `unavailable` or `failed`.
+    /// (a result, or the arguments), `unavailable`, `schema_changed`,
+    /// `not_pinned` or `failed`.
     pub fn code(&self) -> &'static str {
         match self {
             CallError::UnknownTool { .. } => "unknown_tool",
@@ -343,6 +354,7 @@ impl CallError {
             | CallError::ArgumentsTooLarge { .. } => "too_large",
             CallError::Unavailable(_) => "unavailable",
             CallError::SchemaChanged { .. } => "schema_changed",
+            CallError::NotPinned { .. } => "not_pinned",
             CallError::Failed(_) => "failed",
         }
     }

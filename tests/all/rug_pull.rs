@@ -144,8 +144,16 @@ async fn a_new_tool_is_not_callable_until_registration() {
         text_of(&call(&host, "mcp/changing.target", json!({})).await),
         "target"
     );
+    // Offered, but new since the pins: the answer names what to do.
+    let refused = call(&host, "mcp/changing.newcomer", json!({})).await;
+    assert_eq!(error_code(&refused), "not_pinned");
+    assert!(
+        refused.render().contains("pins update"),
+        "{}",
+        refused.render()
+    );
     assert_eq!(
-        error_code(&call(&host, "mcp/changing.newcomer", json!({})).await),
+        error_code(&call(&host, "mcp/changing.nobody", json!({})).await),
         "unknown_tool"
     );
     let drift = host.drift(None).await.unwrap();

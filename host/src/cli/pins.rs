@@ -11,6 +11,65 @@ use tiny_harness_host::pin::diff_lines;
 
 use super::emit;
 
+/// The most tool names one warning line lists before `and N more`.
+const NAMED: usize = 5;
+
+/// Warning lines (for stderr) saying how the tools differ from their pins
+/// as far as the host knows without starting anything: tools new since the
+/// lock, tools changed, tools no longer offered; each with what to run.
+pub(super) fn drift_warnings(host: &Host) -> Vec<String> {
+    let mut new = Vec::new();
+    let mut changed = Vec::new();
+    let mut gone = Vec::new();
+    for (server, drift) in host.known_drift() {
+        let full = |tool: &str| format!("{server}.{tool}");
+        new.extend(drift.added.iter().map(|t| full(&t.name)));
+        for (pin, change) in &drift.changed {
+            match change {
+                Change::Removed => gone.push(full(&pin.definition.name)),
+                _ => changed.push(full(&pin.definition.name)),
+            }
+        }
+    }
+    let line = |names: &[String], what: &str, todo: &str| {
+        let count = names.len();
+        let mut shown = names
+            .iter()
+            .take(NAMED)
+            .map(|n| one_line(n))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if count > NAMED {
+            let _ = write!(shown, " and {} more", count - NAMED);
+        }
+        let tools = if count == 1 { "tool" } else { "tools" };
+        format!("{count} {tools} {what}: {shown}; {todo}")
+    };
+    let mut lines = Vec::new();
+    if !new.is_empty() {
+        lines.push(line(
+            &new,
+            "new since the lock, not callable yet",
+            "review with tiny-harness pins diff, accept with tiny-harness pins update",
+        ));
+    }
+    if !changed.is_empty() {
+        lines.push(line(
+            &changed,
+            "changed since the lock, refused until accepted",
+            "review with tiny-harness pins diff, accept with tiny-harness pins update",
+        ));
+    }
+    if !gone.is_empty() {
+        lines.push(line(
+            &gone,
+            "in the lock but no longer offered",
+            "accept with tiny-harness pins update",
+        ));
+    }
+    lines
+}
+
 /// Prints how every chosen server differs from its pins; exit code 1 when
 /// anything differs, as `git diff --exit-code` does.
 pub(super) async fn diff(host: &Host, server: Option<&str>) -> anyhow::Result<ExitCode> {

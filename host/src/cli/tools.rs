@@ -33,7 +33,7 @@ pub(super) fn print_tools(host: &Host, json: bool) -> anyhow::Result<()> {
         return emit(&tiny_harness_host::display::json_pretty(&tools)?);
     }
     if registry.is_empty() {
-        return emit("no tools: the config loads no plugin that supplies any");
+        return emit(no_tools(host));
     }
     let width = registry
         .tools()
@@ -113,7 +113,7 @@ pub(super) fn print_wire_tools(host: &Host, provider: Provider, json: bool) -> a
         return emit(&tiny_harness_host::display::json_pretty(&list)?);
     }
     if rows.is_empty() {
-        return emit("no tools: the config loads no plugin that supplies any");
+        return emit(no_tools(host));
     }
     let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(4).max(4);
     let mut table = format!("{:width$}  WIRE NAME ({provider})", "NAME");
@@ -143,5 +143,14 @@ fn summary(description: &str) -> String {
         format!("{cut} …")
     } else {
         cut
+    }
+}
+
+/// What `tools` says when nothing is registered.
+fn no_tools(host: &Host) -> &'static str {
+    if host.known_drift().is_empty() {
+        "no tools: the config loads no plugin that supplies any"
+    } else {
+        "no tools are registered: the tools offered differ from the lock (see the warnings above)"
     }
 }

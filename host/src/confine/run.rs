@@ -9,12 +9,11 @@
 
 use std::io;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
-use super::{Policy, PrivateDir};
+use super::Policy;
 
 /// How long the output readers may go on once the program is gone.
 const DRAIN: Duration = Duration::from_secs(1);
@@ -70,20 +69,18 @@ pub async fn run(
     cap: usize,
     timeout: Duration,
 ) -> io::Result<RunOutput> {
-    // Its temp dir always, and its cwd when it names none.
-    let private = PrivateDir::create("exec")?;
-    let mut command = tokio::process::Command::new(&what.program);
-    command
-        .args(&what.args)
-        .env_clear()
-        .envs(what.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    command.current_dir(what.cwd.as_deref().unwrap_or(private.path()));
-    super::private_env(&mut command, &what.env, policy.is_some(), private.path());
-    let contained = super::apply(&mut command, policy.as_ref(), Some(private.path()))?;
+    let super::Started {
+        mut command,
+        private: _private,
+        contained,
+    } = super::command(
+        &what.program,
+        &what.args,
+        &what.env,
+        what.cwd.as_deref(),
+        policy.as_ref(),
+        "exec",
+    )?;
     let mut child = command.spawn()?;
     // Killed when this ends, however it ends: a call abandoned by its
     // caller (dropped at its deadline) takes the whole group with it.

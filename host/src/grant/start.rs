@@ -1,8 +1,11 @@
 //! What a plugin's grants give a program the host starts for it (an exec
-//! call, a stdio MCP server): its environment, its working directory and
-//! its confinement policy.
+//! call, a stdio MCP server): [`prepare`] is the one check both launchers
+//! make, and [`Program`] what they both start (through
+//! [`crate::confine::command`]), so a rule added here holds for both.
 //!
 //! Invariants:
+//! - Only a program in the plugin's `exec` grants runs, with arguments its
+//!   grant's patterns allow.
 //! - The environment is the baseline ([`BASELINE_ENV`]) plus what the
 //!   caller sets; a `${NAME}` reference resolves only for a host variable
 //!   in the plugin's `env` grants.
@@ -14,9 +17,99 @@
 //! - Each refusal is one line naming the grant that would allow it.
 
 use std::ffi::OsStr;
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::{ExecGrant, Grants};
+
+/// A program a plugin asked for, checked against its grants and resolved:
+/// what the host starts, for an exec call and a stdio MCP server alike.
+pub struct Program {
+    /// The command as asked for (`node`).
+    pub command: String,
+    /// The absolute path that is run.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Its whole environment.
+    pub env: Vec<(String, String)>,
+    /// Its working directory; `None` for a private empty directory.
+    pub cwd: Option<PathBuf>,
+    /// How the kernel confines it (the private directory is added when it
+    /// is made); `None` with `confinement = "none"`.
+    pub policy: Option<crate::confine::Policy>,
+    /// The values the plugin set (granted host variables among them):
+    /// redacted from everything quoted of the program's output.
+    pub secrets: Vec<String>,
+}
+
+// Environment values may be secrets: `Debug` names the variables only.
+impl fmt::Debug for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let keys: Vec<&str> = self.env.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("Program")
+            .field("command", &self.command)
+            .field("program", &self.program)
+            .field("args", &self.args.len())
+            .field("env", &keys)
+            .field("cwd", &self.cwd)
+            .finish()
+    }
+}
+
+/// Checks a request of plugin `plugin` to run `command` with `args`,
+/// setting `set`, in `cwd` (a host directory the caller has already found
+/// inside the grants), and resolves it: the program its `exec` grants
+/// allow, its whole environment ([`environment`]) and its confinement
+/// policy ([`policy`], none under `confinement = "none"`).
+pub(crate) fn prepare(
+    plugin: &str,
+    grants: &Grants,
+    command: &str,
+    args: &[String],
+    set: &[(String, String)],
+    cwd: Option<PathBuf>,
+) -> Result<Program, LaunchError> {
+    let path = std::env::var_os("PATH");
+    let granted =
+        super::find_program(&grants.exec, command, path.as_deref()).map_err(|denied| {
+            match &denied.resolved {
+                Some(resolved) => LaunchError::NotGranted {
+                    plugin: plugin.to_owned(),
+                    what: format!(
+                        "program {:?} ({})",
+                        crate::display::one_line(command),
+                        resolved.display()
+                    ),
+                    grant: denied.suggestion(),
+                },
+                // Not found, or a path no grant can allow: its own words say
+                // what to do.
+                None => LaunchError::Invalid(denied.to_string()),
+            }
+        })?;
+    granted.check_args(args).map_err(LaunchError::Invalid)?;
+    let confined = grants.confinement != crate::confine::Mode::None;
+    let env = environment(plugin, granted, grants, set, confined)?;
+    let secrets = env
+        .iter()
+        .filter(|(name, _)| set.iter().any(|(asked, _)| asked == name))
+        .map(|(_, value)| value.clone())
+        .collect();
+    let policy = match grants.confinement {
+        crate::confine::Mode::None => None,
+        crate::confine::Mode::Landlock => Some(policy(granted, grants)?),
+    };
+    Ok(Program {
+        command: command.to_owned(),
+        program: granted.program().to_owned(),
+        args: args.to_vec(),
+        env,
+        cwd,
+        policy,
+        secrets,
+    })
+}
 
 /// Host variables a program gets without any grant, when the host has
 /// them: what ordinary programs need to find their tools, their home, and

@@ -73,6 +73,12 @@ impl ToolSource for Guarded {
         }
     }
 
+    fn unpinned(&self, server: &str, tool: &str) -> bool {
+        self.watches
+            .get(server)
+            .is_some_and(|w| w.read().is_ok_and(|w| w.is_new(tool)))
+    }
+
     /// The plugin itself, so that code that knows plugins can reach it.
     fn as_any(&self) -> &dyn Any {
         self.inner.as_any()

@@ -9,6 +9,11 @@
 //! - With `--locked`, any tool or component that is not in the lock, or
 //!   differs from it, refuses the host; the lock is never written.
 //! - The lock is written only through [`LockState::save`], atomically.
+//! - A config without a lock of its own, beside the lock every config in
+//!   its directory used to share, starts from that shared lock's pins for
+//!   the plugins it loads (never from nothing, so what was reviewed stays
+//!   pinned), and writes them to its own lock; the shared file is only
+//!   read.
 
 use std::path::PathBuf;
 
@@ -24,32 +29,63 @@ pub(crate) struct LockState {
     pub lock: Lock,
     pub locked: bool,
     pub dirty: bool,
+    /// The shared lock this one's pins were taken from, if they were.
+    pub migrated_from: Option<PathBuf>,
 }
 
 impl LockState {
     /// Reads the lock at `path`; a missing one is empty (and is created
-    /// when saved) unless `locked`.
-    pub fn open(path: PathBuf, locked: bool) -> Result<LockState, HostError> {
-        match Lock::load(&path)? {
-            Some(lock) => Ok(LockState {
+    /// when saved) unless `locked`. When it is missing and `legacy` (the
+    /// lock the config used to share) exists, that one's pins stand in
+    /// for it.
+    pub fn open(
+        path: PathBuf,
+        legacy: Option<PathBuf>,
+        locked: bool,
+    ) -> Result<LockState, HostError> {
+        if let Some(lock) = Lock::load(&path)? {
+            return Ok(LockState {
                 path,
                 lock,
                 locked,
                 dirty: false,
-            }),
-            None if locked => Err(HostError::Locked {
+                migrated_from: None,
+            });
+        }
+        if let Some(legacy) = legacy
+            && let Some(lock) = Lock::load(&legacy)?
+        {
+            return Ok(LockState {
+                path,
+                lock,
+                locked,
+                dirty: true,
+                migrated_from: Some(legacy),
+            });
+        }
+        if locked {
+            return Err(HostError::Locked {
                 plugin: None,
                 message: format!(
                     "{} does not exist; run once without --locked to create it",
                     path.display()
                 ),
-            }),
-            None => Ok(LockState {
-                path,
-                lock: Lock::default(),
-                locked,
-                dirty: true,
-            }),
+            });
+        }
+        Ok(LockState {
+            path,
+            lock: Lock::default(),
+            locked,
+            dirty: true,
+            migrated_from: None,
+        })
+    }
+
+    /// After loading, a lock taken from a shared one keeps only the
+    /// plugins that were loaded (the others belong to other configs).
+    pub fn keep_only(&mut self, loaded: impl Fn(&str) -> bool) {
+        if self.migrated_from.is_some() {
+            self.lock.plugins.retain(|name, _| loaded(name));
         }
     }
 

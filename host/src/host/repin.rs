@@ -20,6 +20,15 @@ enum ServerSource {
 }
 
 impl Host {
+    /// The lock this host's pins were taken from when its config had no
+    /// lock of its own yet: the `tiny-harness.lock` that every config in
+    /// the directory used to share (see [`super::HostBuilder::config_lock`]).
+    pub fn lock_taken_from(&self) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+        let lock = self.state.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let lock = lock.as_ref()?;
+        Some((lock.migrated_from.clone()?, lock.path.clone()))
+    }
+
     /// Writes the lock file if pins were added (trust on first use). Never
     /// writes with `--locked`. True if it was written.
     pub fn save_lock(&self) -> Result<bool, HostError> {
@@ -28,6 +37,30 @@ impl Host {
             Some(lock) => lock.save(),
             None => Ok(false),
         }
+    }
+
+    /// How the servers' tools differ from their pins as far as the host
+    /// knows now, without listing or starting anything: a plugin's own
+    /// servers as loaded, an MCP server as last listed. Only servers that
+    /// differ, as `<plugin>/<server>`, in name order.
+    pub fn known_drift(&self) -> Vec<(String, Drift)> {
+        let plugins = self.state.guards.iter().flat_map(|(plugin, guard)| {
+            guard.servers().filter_map(move |(server, watch)| {
+                let drift = watch.read().ok()?.drift();
+                Some((format!("{plugin}/{server}"), drift))
+            })
+        });
+        let servers = self
+            .state
+            .mcp
+            .iter()
+            .map(|((plugin, server), mcp)| (format!("{plugin}/{server}"), mcp.drift()));
+        let mut out: Vec<(String, Drift)> = plugins
+            .chain(servers)
+            .filter(|(_, drift)| !drift.is_empty())
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
     }
 
     /// How each server's tools differ from their pins, for every server

@@ -15,15 +15,13 @@
 
 use std::collections::VecDeque;
 use std::io;
-use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
-use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStdin, ChildStdout};
 
-use super::launch::Process;
+use super::launch::Program;
 use crate::confine::PrivateDir;
 
 /// How long a server may take to exit once its stdin is closed.
@@ -41,7 +39,7 @@ pub struct Child {
     /// process group, is killed with it.
     contained: Option<crate::confine::Contained>,
     stderr: Arc<Mutex<Tail>>,
-    _private_dir: Option<PrivateDir>,
+    _private_dir: PrivateDir,
 }
 
 /// The end of a stream, bounded.
@@ -76,34 +74,19 @@ impl Tail {
 impl Child {
     /// Starts `process` for server `server`; returns the child and the
     /// pipes the session speaks MCP over.
-    pub fn spawn(process: &Process, server: &str) -> io::Result<(Child, ChildStdout, ChildStdin)> {
-        // Its cwd when it declares none, and its home and temp dir when it
-        // runs confined.
-        let private_dir = if process.cwd.is_none() || process.policy.is_some() {
-            Some(PrivateDir::create(server)?)
-        } else {
-            None
-        };
-        let cwd = process
-            .cwd
-            .clone()
-            .or_else(|| private_dir.as_ref().map(|d| d.path().to_owned()))
-            .unwrap_or_else(|| PathBuf::from("/"));
-        let mut command = Command::new(&process.program);
-        command
-            .args(&process.args)
-            .env_clear()
-            .envs(process.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(&cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let private = private_dir.as_ref().map(PrivateDir::path);
-        if let (Some(dir), Some(_)) = (private, &process.policy) {
-            crate::confine::private_env(&mut command, &process.env, true, dir);
-        }
-        let contained = crate::confine::apply(&mut command, process.policy.as_ref(), private)?;
+    pub fn spawn(process: &Program, server: &str) -> io::Result<(Child, ChildStdout, ChildStdin)> {
+        let crate::confine::Started {
+            mut command,
+            private,
+            contained,
+        } = crate::confine::command(
+            &process.program,
+            &process.args,
+            &process.env,
+            process.cwd.as_deref(),
+            process.policy.as_ref(),
+            server,
+        )?;
         let mut child = command.spawn()?;
         let pgid = child
             .id()
@@ -129,7 +112,7 @@ impl Child {
                 pgid,
                 contained,
                 stderr,
-                _private_dir: private_dir,
+                _private_dir: private,
             },
             stdout,
             stdin,

@@ -12,12 +12,11 @@
 //!   userinfo and query) never reach `Debug`, `Display` or an error.
 
 use std::fmt;
-use std::path::PathBuf;
 use std::time::Duration;
 
 pub use crate::grant::LaunchError;
 pub use crate::grant::start::{BASELINE_ENV, MAX_PAIRS};
-use crate::grant::start::{environment, expand, granted_dir, policy};
+use crate::grant::start::{expand, granted_dir, prepare};
 use crate::grant::{self, Grants, NetGrant};
 
 use super::declaration::{Declaration, Http, Stdio, Transport};
@@ -42,30 +41,12 @@ pub struct Launch {
 #[derive(Debug)]
 pub enum Target {
     /// A program to start.
-    Process(Process),
+    Process(Program),
     /// A streamable HTTP endpoint.
     Http(Endpoint),
 }
 
-/// A granted program with its resolved environment.
-pub struct Process {
-    /// The command as declared (`node`).
-    pub command: String,
-    /// The absolute path that is run.
-    pub program: PathBuf,
-    /// Its arguments.
-    pub args: Vec<String>,
-    /// Its whole environment.
-    pub env: Vec<(String, String)>,
-    /// Its working directory; `None` for a private empty directory.
-    pub cwd: Option<PathBuf>,
-    /// How the kernel confines it (the private directory is added when it
-    /// is made); `None` with `confinement = "none"`.
-    pub policy: Option<crate::confine::Policy>,
-    /// The values the declaration sets (granted host variables among
-    /// them): redacted from everything quoted of the program's output.
-    pub secrets: Vec<String>,
-}
+pub use crate::grant::start::Program;
 
 /// A granted endpoint with its resolved headers.
 pub struct Endpoint {
@@ -75,19 +56,6 @@ pub struct Endpoint {
     pub grant: NetGrant,
     /// Headers for every request.
     pub headers: Vec<(String, String)>,
-}
-
-impl fmt::Debug for Process {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let keys: Vec<&str> = self.env.iter().map(|(k, _)| k.as_str()).collect();
-        f.debug_struct("Process")
-            .field("command", &self.command)
-            .field("program", &self.program)
-            .field("args", &self.args.len())
-            .field("env", &keys)
-            .field("cwd", &self.cwd)
-            .finish()
-    }
 }
 
 impl fmt::Debug for Endpoint {
@@ -166,49 +134,13 @@ impl Launch {
     }
 }
 
-fn process(plugin: &str, stdio: &Stdio, grants: &Grants) -> Result<Process, LaunchError> {
-    let path = std::env::var_os("PATH");
-    let granted =
-        grant::find_program(&grants.exec, &stdio.command, path.as_deref()).map_err(|denied| {
-            match &denied.resolved {
-                Some(resolved) => LaunchError::NotGranted {
-                    plugin: plugin.to_owned(),
-                    what: format!("program {:?} ({})", stdio.command, resolved.display()),
-                    grant: denied.suggestion(),
-                },
-                // Not found, or a path no grant can allow: its own words say
-                // what to do.
-                None => LaunchError::Invalid(denied.to_string()),
-            }
-        })?;
-    granted
-        .check_args(&stdio.args)
-        .map_err(LaunchError::Invalid)?;
-    let confined = grants.confinement != crate::confine::Mode::None;
-    let env = environment(plugin, granted, grants, &stdio.env, confined)?;
-    let secrets = env
-        .iter()
-        .filter(|(name, _)| stdio.env.iter().any(|(set, _)| set == name))
-        .map(|(_, value)| value.clone())
-        .collect();
+fn process(plugin: &str, stdio: &Stdio, grants: &Grants) -> Result<Program, LaunchError> {
     let cwd = stdio
         .cwd
         .as_deref()
         .map(|cwd| granted_dir(plugin, cwd, grants))
         .transpose()?;
-    let policy = match grants.confinement {
-        crate::confine::Mode::None => None,
-        crate::confine::Mode::Landlock => Some(policy(granted, grants)?),
-    };
-    Ok(Process {
-        command: stdio.command.clone(),
-        program: granted.program().to_owned(),
-        args: stdio.args.clone(),
-        env,
-        cwd,
-        policy,
-        secrets,
-    })
+    prepare(plugin, grants, &stdio.command, &stdio.args, &stdio.env, cwd)
 }
 
 fn endpoint(plugin: &str, http: &Http, grants: &Grants) -> Result<Endpoint, LaunchError> {

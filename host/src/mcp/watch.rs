@@ -146,6 +146,11 @@ impl Watch {
         }
     }
 
+    /// True when the last listing offers `tool` and it is not pinned.
+    pub fn is_new(&self, tool: &str) -> bool {
+        self.added.contains_key(tool)
+    }
+
     /// The pinned annotations of `tool`.
     pub fn annotations(&self, tool: &str) -> Option<Annotations> {
         self.pinned.get(tool).map(|p| p.definition.annotations)

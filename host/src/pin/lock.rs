@@ -22,7 +22,10 @@ use super::{definition_hash, pointer, shown};
 use crate::file::{self, FileError, Reason};
 use crate::tool::ToolDefinition;
 
-/// The lock file's name, `tiny-harness.lock`, beside the config file.
+/// The lock file's name for the default config, `tiny-harness.toml`: every
+/// config has a lock of its own (see [`lock_path`]), and this is the one of
+/// the default config. Before each config had its own, every config in a
+/// directory shared this file (see [`legacy_lock_path`]).
 pub const LOCK_FILE: &str = "tiny-harness.lock";
 
 /// The largest lock file read, 64 MiB. A pinned tool takes a few KiB, so
@@ -33,13 +36,34 @@ pub const MAX_LOCK_BYTES: usize = 64 << 20;
 /// What every refusal of a file on disk ends with.
 const FIX: &str = "fix it, or delete it to pin every tool again as it is now";
 
-/// The lock file for the config at `config_path`: [`LOCK_FILE`] in the
-/// same directory.
+/// The lock file of the config at `config_path`, in the same directory:
+/// `NAME.lock` for `NAME.toml` (so `tiny-harness.toml` keeps
+/// `tiny-harness.lock`), and `FILE.lock` for a config whose name does not
+/// end in `.toml`. Two configs never share a lock, so one config's pins
+/// cannot hide another's new tools, and a lock is never its own config.
 pub fn lock_path(config_path: &Path) -> PathBuf {
-    config_path
+    let dir = config_path.parent().unwrap_or_else(|| Path::new(""));
+    let name = config_path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "tiny-harness.toml".to_owned());
+    let stem = match name.strip_suffix(".toml") {
+        Some(stem) if !stem.is_empty() => stem.to_owned(),
+        _ => name,
+    };
+    dir.join(format!("{stem}.lock"))
+}
+
+/// The lock that the config at `config_path` shared with every config in
+/// its directory before each had its own, `tiny-harness.lock` beside it;
+/// `None` when that is the config's own lock anyway.
+pub fn legacy_lock_path(config_path: &Path) -> Option<PathBuf> {
+    let own = lock_path(config_path);
+    let shared = config_path
         .parent()
         .unwrap_or_else(|| Path::new(""))
-        .join(LOCK_FILE)
+        .join(LOCK_FILE);
+    (own != shared).then_some(shared)
 }
 
 /// Everything pinned, by plugin name (the config's, never the component's).
@@ -452,8 +476,8 @@ impl Problem {
 fn read_failure(reason: &Reason) -> String {
     match reason {
         Reason::NotRegular { kind, .. } => format!(
-            "it is {kind}, not a regular file: move it out of the way (the lock is always \
-             {LOCK_FILE}, beside the config)"
+            "it is {kind}, not a regular file: move it out of the way (a config's lock is \
+             always beside it, named after it: NAME.lock for NAME.toml)"
         ),
         Reason::TooLarge { .. } => format!("{reason}; {FIX}"),
         other => other.to_string(),

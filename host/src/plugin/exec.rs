@@ -5,8 +5,9 @@
 //! Invariants:
 //! - Only a program in the plugin's `exec` grants runs; a `cwd` must be a
 //!   guest path inside a granted directory; `${NAME}` in `env` resolves
-//!   only for granted variables. Each refusal is `denied` with the grant
-//!   that would allow it.
+//!   only for granted variables: the checks of
+//!   [`crate::grant::start::prepare`], the same as a stdio MCP server's.
+//!   Each refusal is `denied` with the grant that would allow it.
 //! - It runs no longer than the call has left, its output is capped at the
 //!   plugin's result limit per stream, and its whole process group is
 //!   killed at the end.
@@ -18,7 +19,6 @@ use std::time::{Duration, Instant};
 use super::bindings::tiny_harness::plugin::exec::{self as wit, Command, ExecError, Output};
 use super::sandbox::{CallState, Grants, Limits};
 use crate::confine::{self, Exited, Stdio3};
-use crate::grant::LaunchError;
 
 /// What a plugin's calls may run: its name, grants and limits.
 #[derive(Debug)]
@@ -49,38 +49,21 @@ impl wit::Host for CallState {
 impl ExecAccess {
     async fn run(&self, command: Command) -> Result<Output, ExecError> {
         let ctx = &self.context;
-        let denied = |e: LaunchError| match e {
-            LaunchError::NotGranted { .. } => ExecError::Denied(e.to_string()),
-            other => ExecError::Denied(other.to_string()),
-        };
-        let path = std::env::var_os("PATH");
-        let granted =
-            crate::grant::find_program(&ctx.grants.exec, &command.program, path.as_deref())
-                .map_err(|e| ExecError::Denied(e.to_string()))?;
-        granted
-            .check_args(&command.args)
-            .map_err(ExecError::Denied)?;
         let cwd = command
             .cwd
             .as_deref()
             .map(|guest| self.host_dir(guest))
             .transpose()?;
-        let confined = ctx.grants.confinement != confine::Mode::None;
-        let env = crate::grant::start::environment(
+        // The same check and resolution as a stdio MCP server's.
+        let program = crate::grant::start::prepare(
             &ctx.plugin,
-            granted,
             &ctx.grants,
+            &command.program,
+            &command.args,
             &command.env,
-            confined,
+            cwd,
         )
-        .map_err(denied)?;
-        let policy = match ctx.grants.confinement {
-            confine::Mode::None => None,
-            _ => Some(
-                crate::grant::start::policy(granted, &ctx.grants)
-                    .map_err(|e| ExecError::Failed(e.to_string()))?,
-            ),
-        };
+        .map_err(|e| ExecError::Denied(e.to_string()))?;
         let left = self
             .deadline
             .checked_duration_since(Instant::now())
@@ -88,19 +71,19 @@ impl ExecAccess {
         let timeout = command.timeout_ms.map_or(left, |ms| {
             Duration::from_millis(u64::from(ms.max(1))).min(left)
         });
+        let shown = program.program.display().to_string();
         let what = Stdio3 {
-            program: granted.program().to_owned(),
-            args: command.args,
-            env,
-            cwd,
+            program: program.program,
+            args: program.args,
+            env: program.env,
+            cwd: program.cwd,
             stdin: command.stdin,
         };
-        let ran = confine::run(what, policy, ctx.limits.result_bytes, timeout)
+        let ran = confine::run(what, program.policy, ctx.limits.result_bytes, timeout)
             .await
             .map_err(|e| {
                 ExecError::Failed(format!(
-                    "cannot run {}: {}",
-                    granted.program().display(),
+                    "cannot run {shown}: {}",
                     crate::display::one_line(&e.to_string())
                 ))
             })?;
@@ -172,3 +155,6 @@ impl ExecAccess {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

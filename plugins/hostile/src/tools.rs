@@ -372,6 +372,13 @@ fn json_part(data: String) -> ContentPart {
 pub fn call(tool: &str, arguments: &str) -> Result<CallResult, CallError> {
     match tool {
         "echo" => text(args::<Message>(arguments)?.message),
+        // The copies of `echo` that the `many-tools` mode registers.
+        copy if copy
+            .strip_prefix('t')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) =>
+        {
+            text(args::<Message>(arguments)?.message)
+        }
         "record" => record(&args::<Message>(arguments)?.message),
         "trap" => {
             args::<NoArgs>(arguments)?;

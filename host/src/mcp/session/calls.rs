@@ -168,6 +168,10 @@ impl ToolSource for McpSource {
         })
     }
 
+    fn unpinned(&self, server: &str, tool: &str) -> bool {
+        server == self.server && self.watch.read().is_ok_and(|w| w.is_new(tool))
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

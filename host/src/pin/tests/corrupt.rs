@@ -225,7 +225,8 @@ fn a_directory_is_refused() {
         error.to_string(),
         format!(
             "cannot read the lock file {}: it is a directory, not a regular file: move it out \
-             of the way (the lock is always tiny-harness.lock, beside the config)",
+             of the way (a config's lock is always beside it, named after it: NAME.lock for \
+             NAME.toml)",
             path.display()
         )
     );

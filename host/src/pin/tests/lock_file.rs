@@ -106,9 +106,29 @@ fn the_lock_is_beside_the_config() {
         lock_path(Path::new("/etc/agent/tiny-harness.toml")),
         Path::new("/etc/agent/tiny-harness.lock")
     );
+}
+
+#[test]
+fn each_config_has_a_lock_of_its_own_named_after_it() {
+    let cases = [
+        ("custom.toml", "custom.lock"),
+        ("/etc/agent/review.toml", "/etc/agent/review.lock"),
+        ("agent.conf", "agent.conf.lock"),
+        (".toml", ".toml.lock"),
+        ("odd.lock", "odd.lock.lock"),
+    ];
+    for (config, lock) in cases {
+        assert_eq!(lock_path(Path::new(config)), Path::new(lock), "{config}");
+        assert_ne!(lock_path(Path::new(config)), Path::new(config));
+    }
+    // The lock they all used to share, for the configs that had it.
     assert_eq!(
-        lock_path(Path::new("custom.toml")),
-        Path::new("tiny-harness.lock")
+        legacy_lock_path(Path::new("/etc/agent/review.toml")),
+        Some(Path::new("/etc/agent/tiny-harness.lock").to_path_buf())
+    );
+    assert_eq!(
+        legacy_lock_path(Path::new("/etc/agent/tiny-harness.toml")),
+        None
     );
 }
 
