@@ -7,7 +7,8 @@
 //! outer build's flags or wrappers (they are meant for the host target, and
 //! clippy's wrapper breaks a wasm build). When the `wasm32-wasip2` target is
 //! missing it is installed with rustup. Set `TINY_HARNESS_SKIP_PLUGIN_BUILD=1`
-//! to skip all of this (the crate itself does not need the plugins).
+//! to skip all of this (the crate then bundles no plugin: `builtin:NAME`
+//! paths are refused with a message that says so).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -24,7 +25,22 @@ const STRIPPED_ENV: &[&str] = &[
     "CARGO_PRIMARY_PACKAGE",
 ];
 
+/// The plugins the host carries inside itself (`path = "builtin:NAME"`).
+const BUNDLED: &[&str] = &["fs", "shell", "net", "mcp"];
+
+/// Tells the crate that the bundled plugins are built, so it includes them
+/// (`cfg(bundled_plugins)`); without them it builds with none bundled.
+fn bundle(dir: &Path) {
+    if BUNDLED
+        .iter()
+        .all(|name| dir.join(format!("{name}.wasm")).is_file())
+    {
+        println!("cargo:rustc-cfg=bundled_plugins");
+    }
+}
+
 fn main() -> ExitCode {
+    println!("cargo::rustc-check-cfg=cfg(bundled_plugins)");
     println!("cargo:rerun-if-env-changed=TINY_HARNESS_SKIP_PLUGIN_BUILD");
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
     let Some(root) = manifest_dir.parent().map(Path::to_path_buf) else {
@@ -58,7 +74,10 @@ fn main() -> ExitCode {
         command.env_remove(name);
     }
     match command.status() {
-        Ok(status) if status.success() => ExitCode::SUCCESS,
+        Ok(status) if status.success() => {
+            bundle(&out_dir.join(TARGET).join("release"));
+            ExitCode::SUCCESS
+        }
         Ok(status) => {
             eprintln!(
                 "error: building the plugins in {} failed ({status})",

@@ -13,6 +13,7 @@
 //! The process exits as soon as its output is written, even if a plugin
 //! left a thread blocked in a host call.
 
+mod mcp;
 mod pins;
 mod plugins;
 mod replay;
@@ -204,12 +205,35 @@ enum McpAction {
     Import {
         /// The JSON config (claude_desktop_config.json, .cursor/mcp.json, .vscode/mcp.json).
         file: PathBuf,
-        /// The path written for the mcp plugin's component.
-        #[arg(
-            long,
-            default_value = "target/wasm-plugins/wasm32-wasip2/release/mcp.wasm"
-        )]
+        /// The path written for the mcp plugin's component (default: the one bundled in
+        /// this binary).
+        #[arg(long, default_value = "builtin:mcp")]
         wasm: String,
+    },
+    /// Add a stdio MCP server to the config (--config), with the grants its launcher needs to
+    /// run confined: read of its interpreter and package, each absolute path among its
+    /// arguments as a directory (read-only unless --write), no network. Prints what it
+    /// granted, for review.
+    #[command(
+        after_help = "Examples:\n  tiny-harness mcp add files -- node /opt/mcp/server-filesystem/dist/index.js /srv/docs\n  tiny-harness mcp add time --env TZ -- /home/me/.venvs/mcp/bin/python -m mcp_server_time"
+    )]
+    Add {
+        /// The server's name: the middle part of its tools' names (a-z, 0-9, _ and -).
+        name: String,
+        /// A variable for the server: K (the host's K, granted by name), K=${VAR} (the
+        /// host's VAR) or K=V (the value V, written into the config). Repeatable.
+        #[arg(long = "env", short = 'e', value_name = "K[=V]")]
+        env: Vec<String>,
+        /// A directory among its arguments to grant read-write instead of read-only.
+        /// Repeatable.
+        #[arg(long = "write", value_name = "DIR")]
+        write: Vec<PathBuf>,
+        /// The component written for a new [plugins.mcp] (default: the bundled one).
+        #[arg(long, default_value = "builtin:mcp")]
+        wasm: String,
+        /// The server's command and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
     },
 }
 
@@ -304,6 +328,24 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp {
             action: McpAction::Import { file, wasm },
         } => return pins::import(file, wasm),
+        Command::Mcp {
+            action:
+                McpAction::Add {
+                    name,
+                    env,
+                    write,
+                    wasm,
+                    command,
+                },
+        } => {
+            let request = tiny_harness_host::mcp::add::Request {
+                name: name.clone(),
+                env: env.clone(),
+                writable: write.clone(),
+                wasm: wasm.clone(),
+            };
+            return mcp::add(&cli.config, &request, command);
+        }
         Command::Workflow {
             action: WorkflowAction::Apply { file, from },
         } => return workflow::apply(file, from.as_deref()),

@@ -3,8 +3,8 @@
 //!
 //! ```toml
 //! [plugins.fs]                       # the name is the first part of every tool name
-//! path = "target/wasm-plugins/wasm32-wasip2/release/fs.wasm"
-//! sha256 = "…"                       # optional pin: a different file is refused
+//! path = "builtin:fs"               # a bundled plugin (fs, shell, net, mcp), or a .wasm file
+//! sha256 = "…"                       # optional pin: a different component is refused
 //! confinement = "landlock"           # programs it starts: "landlock" (default) or "none"
 //!
 //! [plugins.fs.limits]                # every key optional; see docs/security.md
@@ -309,7 +309,12 @@ impl Checker<'_> {
                 format!("{}: must name the plugin's .wasm file", key("path")),
             ));
         }
-        let wasm = base.join(raw.path.get_ref());
+        // `builtin:NAME` is a bundled plugin, not a path under the config.
+        let written = Path::new(raw.path.get_ref());
+        let wasm = match crate::plugin::builtin::named(written) {
+            Some(_) => written.to_owned(),
+            None => base.join(written),
+        };
 
         let sha256 = match &raw.sha256 {
             None => None,

@@ -476,3 +476,10 @@ mod tests {
         );
     }
 }
+
+/// Replaces the file at `path` with `bytes` atomically: a reader (or a
+/// crash) sees the old file or the new one, never a part of either; the
+/// new file keeps the old one's permissions.
+pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    crate::pin::write::atomically(path, bytes)
+}

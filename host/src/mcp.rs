@@ -16,6 +16,7 @@
 //! - Secrets (environment values, header values, URL credentials) never
 //!   appear in `Debug`, errors or the `plugins` view.
 
+pub mod add;
 mod bounded;
 mod call;
 mod child;
@@ -25,6 +26,7 @@ pub mod convert;
 pub mod declaration;
 pub mod import;
 pub mod launch;
+pub mod launcher;
 mod session;
 pub mod watch;
 

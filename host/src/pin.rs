@@ -80,7 +80,7 @@ use crate::tool::ToolDefinition;
 mod diff;
 mod format;
 mod lock;
-mod write;
+pub(crate) mod write;
 
 pub use diff::{MAX_DIFF_LINES, MAX_VALUE_CHARS, diff_lines};
 pub use format::MAX_SCHEMA_DEPTH;

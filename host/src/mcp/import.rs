@@ -19,8 +19,21 @@ use serde_json::{Map, Value};
 pub const MAX_IMPORT_BYTES: u64 = crate::file::MAX_CONFIG_BYTES;
 
 /// Converts the JSON text of another client's MCP config to a
-/// `[plugins.mcp]` block. `wasm` is the path written for the plugin.
+/// `[plugins.mcp]` block. `wasm` is the path written for the plugin. Each
+/// command is read as [`super::launcher::plan`] reads it, on the host's
+/// `PATH`, from the current directory.
 pub fn import(json: &str, wasm: &str) -> Result<String, String> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("/"));
+    import_with(json, wasm, std::env::var_os("PATH").as_deref(), &cwd)
+}
+
+/// [`import`], with commands looked up on `path` from `cwd`.
+pub fn import_with(
+    json: &str,
+    wasm: &str,
+    path: Option<&std::ffi::OsStr>,
+    cwd: &std::path::Path,
+) -> Result<String, String> {
     let config: Value = serde_json::from_str(json).map_err(|e| format!("it is not JSON: {e}"))?;
     let servers = ["mcpServers", "servers"]
         .iter()
@@ -28,7 +41,11 @@ pub fn import(json: &str, wasm: &str) -> Result<String, String> {
         .or_else(|| config.get("mcp").and_then(|m| m.get("servers")))
         .and_then(Value::as_object)
         .ok_or("it has no mcpServers (Claude Desktop, Cursor) or servers (VS Code) object")?;
-    let mut out = Out::default();
+    let mut out = Out {
+        path: path.map(ToOwned::to_owned),
+        cwd: cwd.to_owned(),
+        ..Out::default()
+    };
     let mut blocks = Vec::new();
     for (name, server) in servers {
         let server = server
@@ -45,24 +62,39 @@ pub fn import(json: &str, wasm: &str) -> Result<String, String> {
         items.iter().map(|i| each(i)).collect::<Vec<_>>().join(", ")
     };
     if !out.exec.is_empty() {
-        // Each program with the variables its servers set for it: a
-        // program is given only the variables its grant lists.
+        // Each program with what its launcher reads and the variables its
+        // servers set for it: a program is given only what its grant lists.
         let programs: Vec<String> = out
             .exec
             .iter()
-            .map(|(program, names)| {
-                if names.is_empty() {
-                    format!("{{ program = {} }}", quote(program))
-                } else {
-                    format!(
-                        "{{ program = {}, env = [{}] }}",
-                        quote(program),
-                        list(names, &|n| quote(n))
-                    )
+            .map(|(program, grant)| {
+                let mut fields = vec![format!("program = {}", quote(program))];
+                if !grant.read.is_empty() {
+                    fields.push(format!("read = [{}]", list(&grant.read, &|r| quote(r))));
                 }
+                if !grant.env.is_empty() {
+                    fields.push(format!("env = [{}]", list(&grant.env, &|n| quote(n))));
+                }
+                format!("{{ {} }}", fields.join(", "))
             })
             .collect();
         text.push_str(&format!("exec = [{}]\n", programs.join(", ")));
+    }
+    if !out.dirs.is_empty() {
+        // Named by the servers' arguments; read-only until a person says
+        // otherwise.
+        let dirs: Vec<String> = out
+            .dirs
+            .iter()
+            .map(|d| {
+                format!(
+                    "{{ host = {}, guest = {}, mode = \"read-only\" }}",
+                    quote(d),
+                    quote(d)
+                )
+            })
+            .collect();
+        text.push_str(&format!("dirs = [{}]\n", dirs.join(", ")));
     }
     if !out.net.is_empty() {
         text.push_str(&format!("net = [{}]\n", list(&out.net, &|n| quote(n))));
@@ -72,10 +104,10 @@ pub fn import(json: &str, wasm: &str) -> Result<String, String> {
     }
     if !out.exec.is_empty() {
         text.push_str(
-            "# Programs run confined: they read only system paths, their own file and the\n\
-             # plugin's dirs. Add what else each needs, such as its package, with\n\
-             # exec = [{ program = \"node\", read = [\"/path/to/package\"] }].\n\
-             # Each is given only the variables its grant's env lists (those its servers set).\n",
+            "# Programs run confined: they read only system paths, what their grant's read\n\
+             # lists (an interpreter's prefix, a script's package) and the plugin's dirs\n\
+             # (those their arguments name, read-only), with no network. Each is given only\n\
+             # the variables its grant's env lists (those its servers set).\n",
         );
     }
     for note in &out.notes {
@@ -90,11 +122,23 @@ pub fn import(json: &str, wasm: &str) -> Result<String, String> {
 
 #[derive(Default)]
 struct Out {
-    /// Each program, with the variables its servers set.
-    exec: BTreeMap<String, BTreeSet<String>>,
+    /// Where commands are looked up.
+    path: Option<std::ffi::OsString>,
+    cwd: std::path::PathBuf,
+    /// Each program's grant.
+    exec: BTreeMap<String, ExecOut>,
+    /// Directories the servers' arguments name.
+    dirs: BTreeSet<String>,
     net: BTreeSet<String>,
     env: BTreeSet<String>,
     notes: Vec<String>,
+}
+
+/// What one program's exec grant lists.
+#[derive(Default)]
+struct ExecOut {
+    read: BTreeSet<String>,
+    env: BTreeSet<String>,
 }
 
 impl Out {
@@ -134,12 +178,24 @@ impl Out {
                     .and_then(Value::as_object)
                     .map(|env| env.keys().cloned().collect::<Vec<_>>())
                     .unwrap_or_default();
-                self.exec
-                    .entry(command.to_owned())
-                    .or_default()
-                    .extend(names);
-                lines.push(format!("command = {}", quote(command)));
                 let args = strings("args")?;
+                // Relative paths in it are the server's cwd's, if it has one.
+                let cwd = string("cwd")?
+                    .map(std::path::Path::new)
+                    .filter(|c| c.is_absolute())
+                    .unwrap_or(&self.cwd);
+                let plan = super::launcher::plan(command, &args, self.path.as_deref(), cwd);
+                let args = plan.args.clone();
+                let grant = self.exec.entry(plan.program.clone()).or_default();
+                grant.env.extend(names);
+                grant
+                    .read
+                    .extend(plan.read.iter().map(|p| p.display().to_string()));
+                self.dirs
+                    .extend(plan.dirs.iter().map(|d| d.display().to_string()));
+                self.notes
+                    .extend(plan.notes.iter().map(|n| format!("{name}: {n}")));
+                lines.push(format!("command = {}", quote(&plan.program)));
                 if !args.is_empty() {
                     let args: Vec<String> = args.iter().map(|a| quote(a)).collect();
                     lines.push(format!("args = [{}]", args.join(", ")));
@@ -324,6 +380,56 @@ mod tests {
         let parsed: toml::Table = toml::from_str(&block).unwrap();
         let servers = &parsed["plugins"]["mcp"]["config"]["mcpServers"];
         assert_eq!(servers["fs"]["args"][2].as_str(), Some("/tmp"));
+    }
+
+    #[test]
+    fn launchers_are_read_and_get_what_they_need_to_run_confined() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        for name in ["node", "npx"] {
+            std::fs::write(bin.join(name), "").unwrap();
+            std::fs::set_permissions(bin.join(name), std::fs::Permissions::from_mode(0o755))
+                .unwrap();
+        }
+        let script = dir.path().join("tree/node_modules/pkg/index.js");
+        std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+        std::fs::write(&script, "").unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        let json = serde_json::json!({"mcpServers": {
+            "files": {"command": "node", "args": [script, data]},
+            "fetched": {"command": "npx", "args": ["-y", "some-server"]},
+        }})
+        .to_string();
+        let block = import_with(&json, WASM, Some(bin.as_os_str()), dir.path()).unwrap();
+        let tree = dir.path().join("tree").canonicalize().unwrap();
+        let data = data.canonicalize().unwrap();
+        assert!(
+            block.contains(&format!(
+                "{{ program = \"node\", read = [{:?}] }}",
+                tree.display().to_string()
+            )),
+            "{block}"
+        );
+        assert!(block.contains(r#"{ program = "npx" }"#), "{block}");
+        let data = data.display().to_string();
+        assert!(
+            block.contains(&format!(
+                "dirs = [{{ host = {data:?}, guest = {data:?}, mode = \"read-only\" }}]"
+            )),
+            "{block}"
+        );
+        assert!(
+            block.contains("# fetched: npx fetches some-server from the npm registry"),
+            "{block}"
+        );
+        let parsed: toml::Table = toml::from_str(&block).unwrap();
+        assert!(
+            parsed["plugins"]["mcp"]["grants"].get("net").is_none(),
+            "{block}"
+        );
     }
 
     #[test]

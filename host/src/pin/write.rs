@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 const ATTEMPTS: usize = 16;
 
 /// Replaces the file at `path` with `bytes`, atomically.
-pub(super) fn atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let name = path.file_name().ok_or_else(|| {
         io::Error::new(io::ErrorKind::InvalidInput, "the path does not name a file")
     })?;

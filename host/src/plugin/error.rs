@@ -20,6 +20,15 @@ pub enum LoadError {
         /// Why (it displays as `cannot read PATH: REASON`).
         source: crate::file::FileError,
     },
+    /// The path names a bundled plugin (`builtin:NAME`) this host does not
+    /// carry.
+    #[error("plugin {plugin}: {reason}")]
+    NotBundled {
+        /// The plugin's name.
+        plugin: String,
+        /// Why, with the bundled names there are.
+        reason: String,
+    },
     /// The file's sha256 differs from the pinned one.
     #[error("plugin {plugin}: sha256 mismatch for {}: the config pins {expected} but the file is {actual}; rebuild the right file or update the pin", .path.display())]
     HashMismatch {

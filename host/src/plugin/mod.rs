@@ -14,6 +14,7 @@
 //!   untrusted data.
 
 pub mod bindings;
+pub mod builtin;
 pub mod cache;
 pub mod engine;
 mod error;
@@ -51,7 +52,8 @@ pub const WORLD: &str = "tiny-harness:plugin/plugin@0.1.0";
 pub struct PluginSpec {
     /// The name the host config gives it: the first part of its tool names.
     pub name: String,
-    /// The `.wasm` component file.
+    /// The `.wasm` component file, or `builtin:NAME` for a plugin the host
+    /// carries (see [`builtin`]).
     pub wasm: PathBuf,
     /// If set, the component's sha256 (64 hex digits) must match.
     pub sha256: Option<String>,
@@ -131,16 +133,24 @@ impl Plugin {
         spec: PluginSpec,
     ) -> Result<(Plugin, Vec<PendingTool>), LoadError> {
         let name = spec.name.clone();
-        let bytes = crate::file::read_regular(
-            &spec.wasm,
-            "plugin component",
-            crate::file::MAX_COMPONENT_BYTES,
-        )
-        .map_err(|source| LoadError::Read {
-            plugin: name.clone(),
-            path: spec.wasm.clone(),
-            source,
-        })?;
+        let bytes = match builtin::named(&spec.wasm) {
+            Some(bundled) => builtin::component(bundled)
+                .map(<[u8]>::to_vec)
+                .ok_or_else(|| LoadError::NotBundled {
+                    plugin: name.clone(),
+                    reason: builtin::unknown(bundled),
+                })?,
+            None => crate::file::read_regular(
+                &spec.wasm,
+                "plugin component",
+                crate::file::MAX_COMPONENT_BYTES,
+            )
+            .map_err(|source| LoadError::Read {
+                plugin: name.clone(),
+                path: spec.wasm.clone(),
+                source,
+            })?,
+        };
         let actual = hex::encode(Sha256::digest(&bytes));
         if let Some(expected) = &spec.sha256
             && !expected.eq_ignore_ascii_case(&actual)

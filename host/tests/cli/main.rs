@@ -4,6 +4,8 @@
 //! Every run is bounded: a child still running after [`LIVENESS`] is
 //! killed and the test fails, which is how a hang shows up.
 
+mod add;
+mod bundled;
 mod intrinsics;
 mod journal;
 mod mcp;
@@ -18,6 +20,8 @@ mod providers;
 mod replay;
 mod terminal;
 mod untrusted;
+#[path = "../../../tests/all/common/venv.rs"]
+mod venv;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -369,25 +369,18 @@ fn mcp_import_prints_a_block_the_host_loads() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let block = stdout(&output);
     assert!(!block.contains("literal-secret-value"), "{block}");
-    // The program may be given the variable its server sets, and no other.
-    assert!(
-        block.contains(r#"exec = [{ program = "node", env = ["EVERYTHING_TOKEN"] }]"#),
-        "{block}"
-    );
-    // Confined, node reads only system paths and what its grant adds: the
-    // reviewer adds the server's files, as the block's comment says.
+    // The program may be given the variable its server sets, and no other,
+    // and reads the package its script is in: the block runs confined as
+    // it is.
     let read = format!(
-        r#"exec = [{{ program = "node", env = ["EVERYTHING_TOKEN"], read = [{:?}] }}]"#,
+        r#"exec = [{{ program = "node", read = [{:?}], env = ["EVERYTHING_TOKEN"] }}]"#,
         npm::servers_dir()
             .canonicalize()
             .unwrap()
             .display()
             .to_string()
     );
-    let block = block.replace(
-        r#"exec = [{ program = "node", env = ["EVERYTHING_TOKEN"] }]"#,
-        &read,
-    );
+    assert!(block.contains(&read), "{block}");
     std::fs::write(dir.path().join("imported.toml"), &block).unwrap();
     // SAFETY-free: the variable the block names is set for the child only.
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_tiny-harness"))

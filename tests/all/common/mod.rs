@@ -4,6 +4,7 @@ pub mod mcp;
 pub mod npm;
 pub mod procs;
 pub mod py;
+pub mod venv;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -14,28 +14,48 @@ pub fn servers_dir() -> PathBuf {
         .join("mcp")
 }
 
-/// server-everything's entry point, installing it first if it is missing.
-pub fn everything_js() -> PathBuf {
+/// The entry points of the npm servers in `tests/mcp/package.json`.
+const ENTRIES: &[&str] = &[
+    "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
+];
+
+/// Installs the npm servers with `npm ci` unless every entry point is
+/// there already.
+fn installed() -> &'static Path {
     static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
-    INSTALLED
-        .get_or_init(|| {
-            let dir = servers_dir();
-            let js = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-            if !js.is_file() {
-                // Several test binaries may get here at once: take a lock.
-                let lock = std::fs::File::create(dir.join(".install.lock")).expect("lock file");
-                lock.lock().expect("lock");
-                if !js.is_file() {
-                    let status = Command::new("npm")
-                        .args(["ci", "--no-audit", "--no-fund"])
-                        .current_dir(&dir)
-                        .status()
-                        .expect("npm (Node.js) must be installed to run the MCP tests");
-                    assert!(status.success(), "npm ci in {} failed", dir.display());
-                }
+    INSTALLED.get_or_init(|| {
+        let dir = servers_dir();
+        let complete = || ENTRIES.iter().all(|e| dir.join(e).is_file());
+        if !complete() {
+            // Several test binaries may get here at once: take a lock.
+            let lock = std::fs::File::create(dir.join(".install.lock")).expect("lock file");
+            lock.lock().expect("lock");
+            if !complete() {
+                let status = Command::new("npm")
+                    .args(["ci", "--no-audit", "--no-fund"])
+                    .current_dir(&dir)
+                    .status()
+                    .expect("npm (Node.js) must be installed to run the MCP tests");
+                assert!(status.success(), "npm ci in {} failed", dir.display());
             }
-            assert!(js.is_file(), "{} is missing after npm ci", js.display());
-            js
-        })
-        .clone()
+        }
+        assert!(
+            complete(),
+            "an npm server is missing in {} after npm ci",
+            dir.display()
+        );
+        dir
+    })
+}
+
+/// server-everything's entry point, installing the servers first if needed.
+pub fn everything_js() -> PathBuf {
+    installed().join(ENTRIES[0])
+}
+
+/// server-filesystem's entry point, installing the servers first if needed.
+#[allow(dead_code)]
+pub fn filesystem_js() -> PathBuf {
+    installed().join(ENTRIES[1])
 }

@@ -1,0 +1,80 @@
+//! `tiny-harness mcp add`: a server added to the config, with the grants
+//! its launcher needs, after checking that the config still loads.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use tiny_harness_host::display::one_line;
+use tiny_harness_host::mcp::add::{self, Request};
+use tiny_harness_host::mcp::launcher;
+
+use super::emit;
+
+pub(super) fn add(
+    config: &Path,
+    request: &Request,
+    command: &[String],
+) -> anyhow::Result<ExitCode> {
+    let server = one_line(&request.name).into_owned();
+    let (program, args) = command
+        .split_first()
+        .ok_or_else(|| anyhow::anyhow!("server {server}: give its command after --"))?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| anyhow::anyhow!("cannot tell the current directory: {e}"))?;
+    let path = std::env::var_os("PATH");
+    let plan = launcher::plan(program, args, path.as_deref(), &cwd);
+    if !plan.found {
+        let why = plan
+            .notes
+            .first()
+            .map(String::as_str)
+            .unwrap_or("not found");
+        anyhow::bail!("server {server} was not added: {}", one_line(why));
+    }
+    let text = match std::fs::symlink_metadata(config) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        _ => {
+            let bytes = tiny_harness_host::file::read_regular(
+                config,
+                "config file",
+                tiny_harness_host::file::MAX_CONFIG_BYTES,
+            )
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {}", config.display(), e.reason))?;
+            String::from_utf8(bytes)
+                .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", config.display()))?
+        }
+    };
+    let added = add::add(&text, request, &plan)
+        .map_err(|e| anyhow::anyhow!("{}: server {server} was not added: {e}", config.display()))?;
+    // Never write a config the host would refuse.
+    tiny_harness_host::config::Config::parse(config, &added.text).map_err(|e| {
+        anyhow::anyhow!("server {server} was not added: the config would not load with it: {e}")
+    })?;
+    tiny_harness_host::file::replace(config, added.text.as_bytes())
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", config.display()))?;
+    let mut review = added.review;
+    review.insert(0, format!("{}:", config.display()));
+    review.push(format!(
+        "review the grants in {}, then: tiny-harness{} tools",
+        config.display(),
+        if config == Path::new(tiny_harness_host::config::DEFAULT_FILE) {
+            String::new()
+        } else {
+            format!(" --config {}", config.display())
+        }
+    ));
+    emit(
+        &review
+            .iter()
+            .map(|l| one_line(l).into_owned())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )?;
+    if plan.fetches() {
+        eprintln!(
+            "tiny-harness: warning: server {server} will not start confined: {}",
+            one_line(plan.notes.first().map(String::as_str).unwrap_or_default())
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,96 @@
+//! The venv of the Python MCP servers, `tests/mcp/.venv`, made from
+//! Debian's interpreter with PyPI's `mcp`: installed by `.ci/run`, or here
+//! on first use from the hash-pinned `tests/mcp/requirements.txt`.
+//! Self-contained, so that the CLI tests include it too (`#[path]`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+/// `tests/mcp`.
+fn servers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("tests")
+        .join("mcp")
+}
+
+/// The version of PyPI's `mcp` the servers are written for.
+pub const MCP_VERSION: &str = "2.3.0";
+
+/// Debian's interpreter, which makes the venv (the `python3` first on
+/// `PATH` may be a pyenv shim).
+const SYSTEM_PYTHON: &str = "/usr/bin/python3";
+
+/// `tests/mcp/.venv`.
+pub fn venv() -> PathBuf {
+    servers_dir().join(".venv")
+}
+
+/// The venv's interpreter, creating the venv and installing
+/// `requirements.txt` into it first if it does not hold `mcp` at
+/// [`MCP_VERSION`].
+pub fn python() -> PathBuf {
+    static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            let python = venv().join("bin/python");
+            if !has_mcp(&python) {
+                // Test threads (and test binaries) race here: take a lock,
+                // then look again.
+                let lock =
+                    std::fs::File::create(servers_dir().join(".venv.lock")).expect("lock file");
+                lock.lock().expect("lock");
+                if !has_mcp(&python) {
+                    install();
+                }
+            }
+            assert!(
+                has_mcp(&python),
+                "{} has no mcp {MCP_VERSION}",
+                python.display()
+            );
+            python
+        })
+        .clone()
+}
+
+/// Whether `python` runs and imports `mcp` at [`MCP_VERSION`].
+fn has_mcp(python: &Path) -> bool {
+    python.is_file()
+        && Command::new(python)
+            .args([
+                "-c",
+                &format!(
+                    "import importlib.metadata as m, mcp; assert m.version('mcp') == '{MCP_VERSION}'"
+                ),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+}
+
+/// Makes (or remakes) the venv and installs the requirements, hashes checked.
+fn install() {
+    let venv = venv();
+    let status = Command::new(SYSTEM_PYTHON)
+        .args(["-m", "venv", "--clear"])
+        .arg(&venv)
+        .status()
+        .unwrap_or_else(|e| panic!("{SYSTEM_PYTHON} -m venv: {e}"));
+    assert!(
+        status.success(),
+        "{SYSTEM_PYTHON} -m venv {} failed",
+        venv.display()
+    );
+    let status = Command::new(venv.join("bin/pip"))
+        .args(["install", "--quiet", "--require-hashes", "-r"])
+        .arg(servers_dir().join("requirements.txt"))
+        .status()
+        .expect("the venv's pip");
+    assert!(
+        status.success(),
+        "pip install -r tests/mcp/requirements.txt failed"
+    );
+}
