@@ -210,6 +210,18 @@ enum McpAction {
         #[arg(long, default_value = "builtin:mcp")]
         wasm: String,
     },
+    /// Install the servers of the config (--config) that npx, npm exec, bunx, uvx, uv tool
+    /// run or pipx run would fetch at every start: each package with its dependencies, once,
+    /// into NAME.store beside NAME.toml, its exact version and integrity pinned in the lock.
+    /// They then start from there, confined, offline. A server the lock records is installed
+    /// exactly as recorded; --upgrade is the one way to move it.
+    Install {
+        /// One server (<server> or <plugin>/<server>); all of them when left out.
+        server: Option<String>,
+        /// Install the newest version of SERVER and record it in the lock.
+        #[arg(long, requires = "server")]
+        upgrade: bool,
+    },
     /// Add a stdio MCP server to the config (--config), with the grants its launcher needs to
     /// run confined: read of its interpreter and package, each absolute path among its
     /// arguments as a directory (read-only unless --write), no network. Prints what it
@@ -346,6 +358,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             return mcp::add(&cli.config, &request, command);
         }
+        Command::Mcp {
+            action: McpAction::Install { server, upgrade },
+        } => return mcp::install(&cli.config, server.as_deref(), *upgrade, cli.locked).await,
         Command::Workflow {
             action: WorkflowAction::Apply { file, from },
         } => return workflow::apply(file, from.as_deref()),

@@ -91,6 +91,13 @@ pub const SYSTEM_READ: &[&str] = &[
     "/etc/nsswitch.conf",
     "/etc/passwd",
     "/etc/group",
+    // Which system this is (pip's user agent reads them, as do other
+    // installers): no secret in them.
+    "/etc/os-release",
+    "/etc/debian_version",
+    "/etc/lsb-release",
+    // Media types by file name (Python's mimetypes reads it at start).
+    "/etc/mime.types",
     "/dev/urandom",
     "/dev/random",
 ];

@@ -12,6 +12,7 @@
 //!   Without one, tools are pinned as first listed, for the run.
 
 mod guard;
+mod installed;
 mod lockfile;
 mod repin;
 mod turn;
@@ -95,6 +96,8 @@ struct HostState {
     guards: BTreeMap<String, Arc<Guarded>>,
     mcp: BTreeMap<(String, String), Arc<McpSource>>,
     limits: BTreeMap<String, RegistrationLimits>,
+    /// Where `mcp install` put the servers of this config.
+    store: Option<crate::mcp::store::Store>,
 }
 
 impl HostBuilder {
@@ -162,7 +165,8 @@ impl HostBuilder {
         let mut started = tokio::task::JoinSet::new();
         for (index, declaration) in declarations.into_iter().enumerate() {
             let launch = Launch::resolve(&name, &declaration, &grants, limits.timeout)
-                .map_err(|e| e.to_string());
+                .map_err(|e| e.to_string())
+                .and_then(|launch| self.through_store(&name, &declaration, &grants, launch));
             let from_lock = match (&launch, declaration.eager) {
                 (Ok(_), false) => self
                     .with_lock(|lock| lock.pinned(&name, &declaration.name))
@@ -278,13 +282,16 @@ impl HostBuilder {
     /// A config with no lock of its own yet, beside the `tiny-harness.lock`
     /// that every config in a directory used to share, starts from that
     /// lock's pins for its own plugins ([`Host::lock_taken_from`] says so)
-    /// and writes its own lock; the shared one is never written.
+    /// and writes its own lock; the shared one is never written. Servers
+    /// `mcp install` put in the config's store (`NAME.store`) start from
+    /// there (see `host/installed.rs`).
     pub fn config_lock(&mut self, config: &Config, locked: bool) -> Result<&mut Self, HostError> {
         let state = LockState::open(
             crate::pin::lock_path(&config.path),
             crate::pin::legacy_lock_path(&config.path),
             locked,
         )?;
+        self.state.store = Some(crate::mcp::store::Store::beside(&config.path));
         *self.state.lock.lock().unwrap_or_else(|e| e.into_inner()) = Some(state);
         Ok(self)
     }

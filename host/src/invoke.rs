@@ -2,8 +2,8 @@
 //!
 //! Invariants:
 //! - A name that is not registered runs nothing and yields `unknown_tool`,
-//!   or `not_pinned` when its server offers that tool now but it is new
-//!   since the server's tools were pinned.
+//!   or what its server's source says instead (`not_pinned` for a tool new
+//!   since the pins, `unavailable` for a server that could not start).
 //! - Arguments larger than the tool's source accepts (or than its schema
 //!   can be checked against within [`VALIDATION_BUDGET`]) yield
 //!   `too_large` before validation; arguments that fail the tool's input
@@ -192,12 +192,11 @@ impl Invoker {
         // lookup does not disturb the call.
         let snapshot = self.registry.snapshot();
         let Some(entry) = snapshot.get(&call.name).cloned() else {
-            let name = call.name.clone();
-            return Err(if snapshot.unpinned(&call.name) {
-                CallError::NotPinned { name }
-            } else {
-                CallError::UnknownTool { name }
-            });
+            return Err(snapshot
+                .missing(&call.name)
+                .unwrap_or_else(|| CallError::UnknownTool {
+                    name: call.name.clone(),
+                }));
         };
         drop(snapshot);
         *definition = Some(entry.definition_hash.clone());

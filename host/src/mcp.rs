@@ -25,9 +25,11 @@ mod connect;
 pub mod convert;
 pub mod declaration;
 pub mod import;
+pub mod install;
 pub mod launch;
 pub mod launcher;
 mod session;
+pub mod store;
 pub mod watch;
 
 pub use child::{SHUTDOWN_GRACE, STDERR_TAIL_BYTES};

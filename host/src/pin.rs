@@ -77,11 +77,13 @@ use sha2::{Digest, Sha256};
 
 use crate::tool::ToolDefinition;
 
+mod code;
 mod diff;
 mod format;
 mod lock;
 pub(crate) mod write;
 
+pub use code::{Code, MAX_DEPENDENCIES};
 pub use diff::{MAX_DIFF_LINES, MAX_VALUE_CHARS, diff_lines};
 pub use format::MAX_SCHEMA_DEPTH;
 pub use lock::{

@@ -397,29 +397,31 @@ impl Registry {
         self.tools.get(name)
     }
 
-    /// True when `name` is not registered but its server offers that tool
-    /// now, new since the server's tools were pinned (see
-    /// [`ToolSource::unpinned`]). `name` is a model's text: one that is not
-    /// a well-formed `<plugin>/<server>.<tool>` is simply not such a tool.
-    pub fn unpinned(&self, name: &str) -> bool {
+    /// Why a call to `name`, which is not registered, answers otherwise
+    /// than `unknown_tool`, as its server's source says (see
+    /// [`ToolSource::missing`]). `name` is a model's text: one that is not
+    /// a well-formed `<plugin>/<server>.<tool>` is simply unknown.
+    pub fn missing(&self, name: &str) -> Option<crate::tool::CallError> {
         if self.tools.contains_key(name) {
-            return false;
+            return None;
         }
         // Plugin and server names hold neither `/` nor `.`, so the first
         // of each ends them.
-        let Some((plugin, rest)) = name.split_once('/') else {
-            return false;
-        };
-        let Some((server, tool)) = rest.split_once('.') else {
-            return false;
-        };
-        if ToolName::new(plugin, server, tool).is_err() {
-            return false;
-        }
+        let (plugin, rest) = name.split_once('/')?;
+        let (server, tool) = rest.split_once('.')?;
+        ToolName::new(plugin, server, tool).ok()?;
         self.servers
             .get(&(plugin.to_owned(), server.to_owned()))
             .or_else(|| self.sources.get(plugin))
-            .is_some_and(|source| source.unpinned(server, tool))
+            .and_then(|source| source.missing(server, tool))
+            .map(|missing| match missing {
+                crate::source::Missing::NotPinned => crate::tool::CallError::NotPinned {
+                    name: name.to_owned(),
+                },
+                crate::source::Missing::Unavailable(why) => {
+                    crate::tool::CallError::Unavailable(why)
+                }
+            })
     }
 
     /// Every tool, ordered by name.

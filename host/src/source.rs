@@ -55,6 +55,18 @@ pub type CallFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolResult, CallErr
 /// must stop by `deadline`; the invoker has already validated the
 /// arguments against the tool's input schema and checks the result
 /// against its output schema afterwards.
+/// Why a tool a source has no registered entry for is not simply unknown
+/// (see [`ToolSource::missing`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Missing {
+    /// Its server offers it now, but it is new since the server's tools
+    /// were pinned.
+    NotPinned,
+    /// Its server could not be started, so its tools are not known: why.
+    Unavailable(String),
+}
+
 pub trait ToolSource: Send + Sync + fmt::Debug {
     /// What kind of source this is (`plugin`, `mcp`, ...), for people.
     fn kind(&self) -> &'static str;
@@ -72,13 +84,14 @@ pub trait ToolSource: Send + Sync + fmt::Debug {
         deadline: Instant,
     ) -> CallFuture<'a>;
 
-    /// True when server `server` offers `tool` now but it is not pinned
-    /// (it is new since the server's tools were pinned), so the registry
-    /// has no entry for it: a call then answers `not_pinned` rather than
-    /// `unknown_tool`. Sources without pins never have such tools.
-    fn unpinned(&self, server: &str, tool: &str) -> bool {
+    /// Why a call to `tool` of server `server`, which the registry has no
+    /// entry for, answers otherwise than `unknown_tool`, if it does: the
+    /// server offers it now but it is new since its tools were pinned
+    /// (`not_pinned`), or the server could not be started, so its tools
+    /// are unknown (`unavailable`, with why). `None` by default.
+    fn missing(&self, server: &str, tool: &str) -> Option<Missing> {
         let _ = (server, tool);
-        false
+        None
     }
 
     /// The source as [`Any`], so that code that knows a concrete kind (the

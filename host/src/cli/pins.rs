@@ -110,11 +110,19 @@ pub(super) async fn diff(host: &Host, server: Option<&str>) -> anyhow::Result<Ex
             );
         }
     }
+    // Installed code beside the definitions: what `mcp install` pinned.
+    for (server, lines) in host.code_drift(server) {
+        differs = true;
+        let _ = writeln!(text, "{} (code):", one_line(&server));
+        for line in lines {
+            let _ = writeln!(text, "  ~ {}", one_line(&line));
+        }
+    }
     if differs {
         emit(text.trim_end())?;
         Ok(ExitCode::from(1))
     } else {
-        emit("every tool is as pinned")?;
+        emit("every tool and every installed server is as pinned")?;
         Ok(ExitCode::SUCCESS)
     }
 }

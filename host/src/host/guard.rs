@@ -73,10 +73,12 @@ impl ToolSource for Guarded {
         }
     }
 
-    fn unpinned(&self, server: &str, tool: &str) -> bool {
-        self.watches
+    fn missing(&self, server: &str, tool: &str) -> Option<crate::source::Missing> {
+        let new = self
+            .watches
             .get(server)
-            .is_some_and(|w| w.read().is_ok_and(|w| w.is_new(tool)))
+            .is_some_and(|w| w.read().is_ok_and(|w| w.is_new(tool)));
+        new.then_some(crate::source::Missing::NotPinned)
     }
 
     /// The plugin itself, so that code that knows plugins can reach it.

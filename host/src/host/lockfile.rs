@@ -17,7 +17,7 @@
 
 use std::path::PathBuf;
 
-use crate::pin::{Lock, ServerPins, ToolPin, changed_fields, definition_hash};
+use crate::pin::{Code, Lock, ServerPins, ToolPin, changed_fields, definition_hash};
 use crate::tool::ToolDefinition;
 
 use super::HostError;
@@ -111,10 +111,13 @@ impl LockState {
         Ok(())
     }
 
-    /// The pinned definitions of a server, if the lock has it.
+    /// The pinned definitions of a server, if the lock has its tools (a
+    /// server the lock knows only by its installed code has none yet: it
+    /// is listed, and pinned, at its first start).
     pub fn pinned(&self, plugin: &str, server: &str) -> Option<Vec<ToolDefinition>> {
         self.lock
             .server(plugin, server)
+            .filter(|s| !s.tools.is_empty() || s.code.is_none())
             .map(|s| s.tools.values().map(|p| p.definition.clone()).collect())
     }
 
@@ -164,11 +167,17 @@ impl LockState {
 
     /// Pins `tools` as server `server` of `plugin`.
     pub fn set_server(&mut self, plugin: &str, server: &str, tools: &[ToolDefinition]) {
+        // Its installed code stays as `mcp install` recorded it.
+        let code = self
+            .lock
+            .server(plugin, server)
+            .and_then(|s| s.code.clone());
         let pins = ServerPins {
             tools: tools
                 .iter()
                 .map(|t| (t.name.clone(), ToolPin::new(t.clone())))
                 .collect(),
+            code,
         };
         self.lock
             .plugins
@@ -177,6 +186,34 @@ impl LockState {
             .servers
             .insert(server.to_owned(), pins);
         self.dirty = true;
+    }
+
+    /// The installed code the lock records for `plugin/server`.
+    pub fn code(&self, plugin: &str, server: &str) -> Option<Code> {
+        self.lock.server(plugin, server)?.code.clone()
+    }
+
+    /// Records `code` as the installed code of `plugin/server` (never
+    /// under `--locked`, which refuses instead).
+    pub fn set_code(&mut self, plugin: &str, server: &str, code: Code) -> Result<(), HostError> {
+        if self.locked {
+            return Err(HostError::Locked {
+                plugin: Some(plugin.to_owned()),
+                message: format!(
+                    "the installed code of server {plugin}/{server} is not in the lock"
+                ),
+            });
+        }
+        self.lock
+            .plugins
+            .entry(plugin.to_owned())
+            .or_default()
+            .servers
+            .entry(server.to_owned())
+            .or_default()
+            .code = Some(code);
+        self.dirty = true;
+        Ok(())
     }
 
     /// Writes the lock if it changed; never with `--locked`. True if it

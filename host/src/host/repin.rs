@@ -39,6 +39,57 @@ impl Host {
         }
     }
 
+    /// How each server's installed code differs from the code the lock
+    /// records, for every server whose code the lock records (and that
+    /// `filter` accepts): not installed, other code installed, or its
+    /// installed files changed. Only servers that differ, as
+    /// `<plugin>/<server>` with one line per difference, in name order.
+    pub fn code_drift(&self, filter: Option<&str>) -> Vec<(String, Vec<String>)> {
+        let Some(store) = &self.state.store else {
+            return Vec::new();
+        };
+        let recorded: Vec<(String, String, crate::pin::Code)> = {
+            let lock = self.state.lock.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(lock) = lock.as_ref() else {
+                return Vec::new();
+            };
+            lock.lock
+                .plugins
+                .iter()
+                .flat_map(|(plugin, pins)| {
+                    pins.servers.iter().filter_map(move |(server, pins)| {
+                        Some((plugin.clone(), server.clone(), pins.code.clone()?))
+                    })
+                })
+                .collect()
+        };
+        let mut out = Vec::new();
+        for (plugin, server, code) in recorded {
+            let key = format!("{plugin}/{server}");
+            if filter.is_some_and(|f| f != key && f != plugin) {
+                continue;
+            }
+            let lines = match store.installed(&plugin, &server) {
+                Err(why) => vec![why],
+                Ok(None) => vec![format!(
+                    "not installed (the lock records {}): run tiny-harness mcp install {server}",
+                    code.describe()
+                )],
+                Ok(Some(installed)) if installed.manifest.code != code => code
+                    .differences(&installed.manifest.code)
+                    .into_iter()
+                    .map(|d| format!("installed: {d}"))
+                    .collect(),
+                Ok(Some(installed)) => match store.verify(&installed, &server) {
+                    Ok(()) => continue,
+                    Err(why) => vec![why],
+                },
+            };
+            out.push((key, lines));
+        }
+        out
+    }
+
     /// How the servers' tools differ from their pins as far as the host
     /// knows now, without listing or starting anything: a plugin's own
     /// servers as loaded, an MCP server as last listed. Only servers that

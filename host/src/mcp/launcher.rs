@@ -13,7 +13,8 @@
 //!   unless asked). Never `/`, never the user's home as a whole, never the
 //!   network.
 //! - A launcher that fetches code at every start (`npx`, `uvx`) is named as
-//!   such, with what to do instead: it cannot start confined.
+//!   such, with what to do instead (`mcp install`): it cannot start
+//!   confined as it is.
 
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
@@ -51,15 +52,24 @@ const VALUED: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Kind {
-    /// An npm package fetched at each start (`npx -y PKG`).
+    /// An npm package fetched at each start (`npx -y PKG ARGS`).
     Npm {
         /// The package as written (`@scope/name@1.2.3`).
         package: String,
+        /// The program of it to run (the package itself, or what follows
+        /// `--package=PKG`).
+        command: String,
+        /// The server's own arguments.
+        args: Vec<String>,
     },
-    /// A PyPI package fetched at each start (`uvx PKG`, `pipx run PKG`).
+    /// A PyPI package fetched at each start (`uvx PKG ARGS`, `pipx run`).
     PyPi {
-        /// The package as written.
+        /// The requirement as written.
         package: String,
+        /// The console script to run.
+        command: String,
+        /// The server's own arguments.
+        args: Vec<String>,
     },
     /// A Python interpreter; `venv` is its virtual environment, if any.
     Python {
@@ -98,7 +108,38 @@ impl Plan {
     /// True when the launcher fetches its package at every start, which a
     /// confined server cannot do.
     pub fn fetches(&self) -> bool {
-        matches!(self.kind, Kind::Npm { .. } | Kind::PyPi { .. })
+        self.fetch().is_some()
+    }
+
+    /// What `mcp install` installs for it, and the server's own arguments,
+    /// when the launcher fetches its package at every start.
+    pub fn fetch(&self) -> Option<(super::store::Fetch, &[String])> {
+        use super::store::Fetch;
+        match &self.kind {
+            Kind::Npm {
+                package,
+                command,
+                args,
+            } => Some((
+                Fetch::Npm {
+                    package: package.clone(),
+                    command: command.clone(),
+                },
+                args,
+            )),
+            Kind::PyPi {
+                package,
+                command,
+                args,
+            } => Some((
+                Fetch::PyPi {
+                    package: package.clone(),
+                    command: command.clone(),
+                },
+                args,
+            )),
+            _ => None,
+        }
     }
 }
 
@@ -123,6 +164,16 @@ pub fn plan(command: &str, args: &[String], path: Option<&OsStr>, cwd: &Path) ->
                 " on PATH"
             }
         ));
+        // What it would fetch is known from its name alone (an installed
+        // server never runs it).
+        let name = Path::new(command)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Some((kind, note)) = fetching(&name, args) {
+            plan.kind = kind;
+            plan.notes.push(note);
+        }
         return plan;
     };
     plan.found = true;
@@ -139,27 +190,9 @@ pub fn plan(command: &str, args: &[String], path: Option<&OsStr>, cwd: &Path) ->
         .unwrap_or_default();
     let canonical = resolved.canonicalize().unwrap_or_else(|_| resolved.clone());
 
-    if let Some((runner, package)) = runner(&name, args, NPM_RUNNERS) {
-        plan.kind = Kind::Npm {
-            package: package.clone(),
-        };
-        plan.notes.push(format!(
-            "{runner} fetches {package} from the npm registry at every start, which a confined \
-             server cannot do (no network, no writable cache): install the package once \
-             (npm install --prefix DIR {package}) and run it with node from DIR"
-        ));
-        return plan;
-    }
-    if let Some((runner, package)) = runner(&name, args, PYPI_RUNNERS) {
-        plan.kind = Kind::PyPi {
-            package: package.clone(),
-        };
-        plan.notes.push(format!(
-            "{runner} fetches {package} from PyPI at every start, which a confined server \
-             cannot do (no network, no writable cache): install it once into a virtual \
-             environment (python3 -m venv DIR && DIR/bin/pip install {package}) and run \
-             DIR/bin/python -m ITS_MODULE"
-        ));
+    if let Some((kind, note)) = fetching(&name, args) {
+        plan.kind = kind;
+        plan.notes.push(note);
         return plan;
     }
 
@@ -262,9 +295,62 @@ fn locate(command: &str, path: Option<&OsStr>, cwd: &Path) -> Option<PathBuf> {
         .find(|p| executable(p))
 }
 
-/// The launcher `name` with `args` is, among `runners`, and the package it
-/// fetches.
-fn runner(name: &str, args: &[String], runners: &[(&str, &[&str])]) -> Option<(String, String)> {
+/// Whether `command` is named as a launcher that may fetch its package at
+/// every start (`npx`, `uvx`, ...): a cheap test before [`plan`].
+pub fn may_fetch(command: &str) -> bool {
+    let name = Path::new(command)
+        .file_name()
+        .and_then(OsStr::to_str)
+        .unwrap_or_default();
+    NPM_RUNNERS
+        .iter()
+        .chain(PYPI_RUNNERS)
+        .any(|(runner, _)| *runner == name)
+}
+
+/// What a launcher named `name` that fetches its package at every start
+/// fetches with `args`, and what to say of it.
+fn fetching(name: &str, args: &[String]) -> Option<(Kind, String)> {
+    if let Some((runner, package, command, rest)) = runner(name, args, NPM_RUNNERS) {
+        let note = format!(
+            "{runner} fetches {package} from the npm registry at every start, which a confined \
+             server cannot do (no network, no writable cache): install it once with \
+             tiny-harness mcp install, which pins its code in the lock"
+        );
+        let kind = Kind::Npm {
+            package,
+            command,
+            args: rest,
+        };
+        return Some((kind, note));
+    }
+    let (runner, package, command, rest) = runner(name, args, PYPI_RUNNERS)?;
+    let note = format!(
+        "{runner} fetches {package} from PyPI at every start, which a confined server cannot do \
+         (no network, no writable cache): install it once with tiny-harness mcp install, which \
+         pins its code in the lock"
+    );
+    // uvx's `PKG@VERSION` and a requirement's `PKG==VERSION` name the
+    // package; its script is the bare name.
+    let command = command
+        .split(['@', '=', '<', '>', '~', '!', '['])
+        .next()
+        .unwrap_or(&command)
+        .to_owned();
+    let kind = Kind::PyPi {
+        package,
+        command,
+        args: rest,
+    };
+    Some((kind, note))
+}
+
+/// The launcher `name` with `args` is, among `runners`: how it is written,
+/// the package it fetches, the program of it that runs, and the server's
+/// own arguments.
+type Runner = (String, String, String, Vec<String>);
+
+fn runner(name: &str, args: &[String], runners: &[(&str, &[&str])]) -> Option<Runner> {
     let (runner, lead) = runners.iter().find(|(r, lead)| {
         *r == name && args.len() >= lead.len() && args.iter().zip(lead.iter()).all(|(a, l)| a == l)
     })?;
@@ -295,7 +381,9 @@ fn runner(name: &str, args: &[String], runners: &[(&str, &[&str])]) -> Option<(S
         } else {
             format!("{runner} {}", lead.join(" "))
         };
-        return Some((written, from.unwrap_or_else(|| arg.clone())));
+        let server_args: Vec<String> = rest.filter(|a| *a != "--").cloned().collect();
+        let package = from.unwrap_or_else(|| arg.clone());
+        return Some((written, package, arg.clone(), server_args));
     }
     None
 }

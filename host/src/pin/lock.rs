@@ -88,6 +88,8 @@ pub struct PluginPins {
 pub struct ServerPins {
     /// Each tool's pin, keyed by the tool's name.
     pub tools: BTreeMap<String, ToolPin>,
+    /// The server's installed code, when `mcp install` installed it.
+    pub code: Option<super::Code>,
 }
 
 /// One tool's pinned definition and its hash.
@@ -142,7 +144,7 @@ impl Lock {
         // shape, and should be refused for its version, not its shape.
         let probe: Probe = serde_json::from_slice(bytes).map_err(malformed)?;
         match probe.version {
-            Some(Value::Number(n)) if n.as_u64() == Some(VERSION) => {}
+            Some(Value::Number(n)) if n.as_u64().is_some_and(|v| (1..=VERSION).contains(&v)) => {}
             found => {
                 return Err(LockError::Version {
                     path: path.to_owned(),
@@ -178,7 +180,13 @@ impl Lock {
                     (tool, pin)
                 });
                 let tools = tools.collect();
-                (server, ServerPins { tools })
+                (
+                    server,
+                    ServerPins {
+                        tools,
+                        code: pins.code,
+                    },
+                )
             });
             let pins = PluginPins {
                 component: pins.component,
@@ -202,6 +210,10 @@ impl Lock {
                 return Err((key, Problem::ComponentHash { value }));
             }
             for (server, pins) in &pins.servers {
+                if let Some(problem) = pins.code.as_ref().and_then(super::Code::problem) {
+                    let key = pointer(&["plugins", plugin, "servers", server, "code"]);
+                    return Err((key, Problem::Code { problem }));
+                }
                 for (tool, pin) in &pins.tools {
                     check_pin(tool, pin).map_err(|problem| {
                         let key = pointer(&["plugins", plugin, "servers", server, "tools", tool]);
@@ -425,6 +437,12 @@ pub enum Problem {
         /// The definition's name.
         name: String,
     },
+    /// A server's installed code that is not consistent.
+    #[error("its installed code is unusable: {problem}")]
+    Code {
+        /// What is wrong with it.
+        problem: String,
+    },
     /// A component hash that is not a sha256.
     #[error(
         "the component hash {} is not a sha256 (64 lowercase hex digits)",
@@ -454,7 +472,7 @@ impl Problem {
             Problem::HashMismatch { recorded: s, .. }
             | Problem::NameMismatch { name: s }
             | Problem::ComponentHash { value: s } => serde_json::to_string(s).ok(),
-            Problem::TooDeep { .. } => None,
+            Problem::TooDeep { .. } | Problem::Code { .. } => None,
         }
     }
 
@@ -467,6 +485,7 @@ impl Problem {
             Problem::ComponentHash { .. } => {
                 "record the component's sha256 as 64 lowercase hex digits"
             }
+            Problem::Code { .. } => "run tiny-harness mcp install for the server again",
             Problem::TooDeep { .. } => "this tool cannot be pinned until its schema nests less",
         }
     }
@@ -489,8 +508,8 @@ fn version_failure(found: Option<&str>) -> String {
     match found {
         None => format!("not a tiny-harness lock file: it has no `version`; {FIX}"),
         Some(version) => format!(
-            "lock file version {} is not one this tiny-harness reads (it reads version \
-             {VERSION}): use the tiny-harness that wrote it, or delete the file to pin every \
+            "lock file version {} is not one this tiny-harness reads (it reads versions 1 \
+             and {VERSION}): use the tiny-harness that wrote it, or delete the file to pin every \
              tool again as it is now",
             shown(version, 40)
         ),

@@ -131,7 +131,7 @@ fn refusals_say_what_to_do_and_leave_the_config_as_it_was() {
     assert_eq!(fetched.status.code(), Some(0), "{}", text(&fetched));
     assert!(
         stderr(&fetched).contains("will not start confined")
-            && stderr(&fetched).contains("install the package once"),
+            && stderr(&fetched).contains("tiny-harness mcp install"),
         "{}",
         text(&fetched)
     );

@@ -26,71 +26,112 @@ fn path_with(dir: &Path, names: &[&str]) -> OsString {
     dir.join("bin").into_os_string()
 }
 
+/// A fetching command line and what it fetches: (command, args, npm?,
+/// package, program, the server's own arguments).
+type Fetching = (
+    &'static str,
+    &'static [&'static str],
+    bool,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+);
+
 #[test]
 fn npm_and_pypi_runners_are_named_with_their_package() {
     let dir = tempfile::tempdir().unwrap();
     let path = path_with(dir.path(), &["npx", "npm", "bunx", "uvx", "uv", "pipx"]);
-    let cases: &[(&str, &[&str], Kind)] = &[
+    // (command, args, npm?, package, program, the server's own arguments)
+    let cases: &[Fetching] = &[
         (
             "npx",
             &["-y", "@modelcontextprotocol/server-everything"],
-            Kind::Npm {
-                package: "@modelcontextprotocol/server-everything".into(),
-            },
+            true,
+            "@modelcontextprotocol/server-everything",
+            "@modelcontextprotocol/server-everything",
+            &[],
         ),
         (
             "npx",
             &["--yes", "--package=@a/b@1.2.3", "b-server", "/tmp"],
-            Kind::Npm {
-                package: "@a/b@1.2.3".into(),
-            },
+            true,
+            "@a/b@1.2.3",
+            "b-server",
+            &["/tmp"],
         ),
         (
             "npm",
             &["exec", "--yes", "--", "some-server", "stdio"],
-            Kind::Npm {
-                package: "some-server".into(),
-            },
+            true,
+            "some-server",
+            "some-server",
+            &["stdio"],
         ),
         (
             "bunx",
             &["some-server"],
-            Kind::Npm {
-                package: "some-server".into(),
-            },
+            true,
+            "some-server",
+            "some-server",
+            &[],
         ),
         (
             "uvx",
             &["mcp-server-time", "--local-timezone", "UTC"],
-            Kind::PyPi {
-                package: "mcp-server-time".into(),
-            },
+            false,
+            "mcp-server-time",
+            "mcp-server-time",
+            &["--local-timezone", "UTC"],
+        ),
+        (
+            "uvx",
+            &["mcp-server-time@2026.10.19"],
+            false,
+            "mcp-server-time@2026.10.19",
+            "mcp-server-time",
+            &[],
         ),
         (
             "uvx",
             &["--from", "mcp-server-time==2026.10.19", "mcp-server-time"],
-            Kind::PyPi {
-                package: "mcp-server-time==2026.10.19".into(),
-            },
+            false,
+            "mcp-server-time==2026.10.19",
+            "mcp-server-time",
+            &[],
         ),
         (
             "uv",
             &["tool", "run", "--python", "3.12", "mcp-server-fetch"],
-            Kind::PyPi {
-                package: "mcp-server-fetch".into(),
-            },
+            false,
+            "mcp-server-fetch",
+            "mcp-server-fetch",
+            &[],
         ),
         (
             "pipx",
             &["run", "--spec", "mcp-server-fetch", "mcp-server-fetch"],
-            Kind::PyPi {
-                package: "mcp-server-fetch".into(),
-            },
+            false,
+            "mcp-server-fetch",
+            "mcp-server-fetch",
+            &[],
         ),
     ];
-    for (command, args, kind) in cases {
+    for (command, args, npm, package, program, rest) in cases {
         let plan = propose(command, &strings(args), Some(&path), dir.path());
-        assert_eq!(&plan.kind, kind, "{command} {args:?}");
+        let expected = if *npm {
+            Kind::Npm {
+                package: (*package).into(),
+                command: (*program).into(),
+                args: strings(rest),
+            }
+        } else {
+            Kind::PyPi {
+                package: (*package).into(),
+                command: (*program).into(),
+                args: strings(rest),
+            }
+        };
+        assert_eq!(plan.kind, expected, "{command} {args:?}");
         assert!(plan.fetches() && plan.found);
         assert_eq!(plan.program, *command, "a bare name stays bare");
         let note = plan.notes.join("\n");

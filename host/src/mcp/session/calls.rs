@@ -13,7 +13,7 @@ use super::super::call::{self, Answer};
 use super::super::connect::{self, close};
 use super::super::convert;
 use super::{MAX_ATTEMPTS, McpSource, State};
-use crate::source::{CallFuture, CallLimits, ToolSource};
+use crate::source::{CallFuture, CallLimits, Missing, ToolSource};
 use crate::tool::{CallError, ResultBudget, ToolResult};
 
 impl McpSource {
@@ -168,8 +168,30 @@ impl ToolSource for McpSource {
         })
     }
 
-    fn unpinned(&self, server: &str, tool: &str) -> bool {
-        server == self.server && self.watch.read().is_ok_and(|w| w.is_new(tool))
+    fn missing(&self, server: &str, tool: &str) -> Option<Missing> {
+        if server != self.server {
+            return None;
+        }
+        if self.watch.read().is_ok_and(|w| w.is_new(tool)) {
+            return Some(Missing::NotPinned);
+        }
+        // A server that never started has no known tools: every name of it
+        // answers why. The host's own refusal (a grant, an install) is said
+        // in full; what a server that ran said is never quoted here.
+        match self.status().state {
+            State::Failed(why) if self.pinned().is_empty() => {
+                let why = if self.launch.is_none() {
+                    why
+                } else {
+                    "it failed (why is shown by `tiny-harness plugins`)".to_owned()
+                };
+                Some(Missing::Unavailable(format!(
+                    "server {}/{server} cannot be started: {why}",
+                    self.plugin
+                )))
+            }
+            _ => None,
+        }
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -89,15 +89,15 @@ fn a_duplicate_key_is_refused() {
 
 #[test]
 fn an_unknown_or_missing_version_is_refused_as_such() {
-    let (_, error) = load_error("{\"version\": 2, \"plugins\": [\"another shape\"]}");
+    let (_, error) = load_error("{\"version\": 3, \"plugins\": [\"another shape\"]}");
     assert!(
-        matches!(&error, LockError::Version { found: Some(v), .. } if v == "2"),
+        matches!(&error, LockError::Version { found: Some(v), .. } if v == "3"),
         "{error:?}"
     );
     assert!(
-        error
-            .to_string()
-            .contains("lock file version 2 is not one this tiny-harness reads"),
+        error.to_string().contains(
+            "lock file version 3 is not one this tiny-harness reads (it reads versions 1 and 2)"
+        ),
         "{error}"
     );
     for version in ["\"1\"", "1.0", "0", "null"] {

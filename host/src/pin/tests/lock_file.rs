@@ -261,3 +261,62 @@ fn schemas_as_deep_as_a_lock_holds_round_trip_and_deeper_are_refused() {
         "{error}"
     );
 }
+
+#[test]
+fn installed_code_is_kept_and_only_then_is_the_lock_version_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(LOCK_FILE);
+    let mut lock = sample();
+    lock.save(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("\"version\": 1") && !text.contains("\"code\""),
+        "{text}"
+    );
+    let code = Code {
+        kind: "npm".to_owned(),
+        package: "@scope/server".to_owned(),
+        version: "1.2.3".to_owned(),
+        integrity: "sha512-abc".to_owned(),
+        entry: "node_modules/@scope/server/dist/index.js".to_owned(),
+        dependencies: [("dep@1.0.0".to_owned(), "sha512-def".to_owned())].into(),
+    };
+    let server = lock
+        .plugins
+        .get_mut("fs")
+        .unwrap()
+        .servers
+        .get_mut("home")
+        .unwrap();
+    server.code = Some(code.clone());
+    lock.save(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("\"version\": 2"), "{text}");
+    let back = Lock::load(&path).unwrap().unwrap();
+    assert_eq!(back, lock);
+    assert_eq!(
+        back.server("fs", "home").unwrap().code.as_ref(),
+        Some(&code)
+    );
+    // An entry that leaves the install is refused, and never written.
+    let server = lock
+        .plugins
+        .get_mut("fs")
+        .unwrap()
+        .servers
+        .get_mut("home")
+        .unwrap();
+    server.code.as_mut().unwrap().entry = "../../etc/passwd".to_owned();
+    let error = lock.save(&path).unwrap_err();
+    assert!(
+        error.to_string().contains("not a plain relative path"),
+        "{error}"
+    );
+    let edited = text.replace("node_modules/@scope/server/dist/index.js", "/bin/sh");
+    std::fs::write(&path, edited).unwrap();
+    let error = Lock::load(&path).unwrap_err();
+    assert!(
+        error.to_string().contains("/code") && error.to_string().contains("installed code"),
+        "{error}"
+    );
+}

@@ -1,0 +1,277 @@
+//! `tiny-harness mcp install [SERVER] [--upgrade]`: every server of a
+//! config whose launcher fetches its package at every start (`npx -y
+//! PKG`, `uvx PKG`) installed once into the config's store, its code
+//! pinned in the config's lock.
+//!
+//! Invariants:
+//! - A server the lock records is installed exactly as recorded (the same
+//!   version, and the registry must give the same integrity for it and
+//!   every dependency), or not at all; `--upgrade` is the one way to move
+//!   it, and says what moved.
+//! - Under `--locked` nothing new is recorded: a server the lock does not
+//!   record is refused.
+//! - Nothing half-installed is left, and a previous install keeps working
+//!   until a new one is complete (see [`super::store`]).
+//! - The lock is written once, after every install, only if it changed.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::launcher;
+use super::store::{Fetch, Store};
+use crate::config::Config;
+use crate::pin::{Code, Lock};
+
+/// What `mcp install` did for one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// `<plugin>/<server>`.
+    pub server: String,
+    /// What it did, one line.
+    pub done: String,
+}
+
+/// A server of the config whose launcher fetches its package.
+struct Candidate {
+    plugin: String,
+    server: String,
+    fetch: Fetch,
+    confined: bool,
+}
+
+/// Installs the servers of `config` that `filter` names (`<server>` or
+/// `<plugin>/<server>`; `None` for all of them).
+pub async fn install(
+    config: &Config,
+    filter: Option<&str>,
+    upgrade: bool,
+    locked: bool,
+) -> Result<Vec<Report>, String> {
+    let candidates = candidates(config)?;
+    let chosen: Vec<&Candidate> = match filter {
+        None => candidates.iter().collect(),
+        Some(name) => {
+            let found: Vec<&Candidate> = candidates
+                .iter()
+                .filter(|c| c.server == name || format!("{}/{}", c.plugin, c.server) == name)
+                .collect();
+            if found.is_empty() {
+                return Err(unknown(config, name, &candidates));
+            }
+            found
+        }
+    };
+    if upgrade && filter.is_none() {
+        return Err("--upgrade moves one server at a time: name it (tiny-harness mcp install --upgrade SERVER)".to_owned());
+    }
+    let lock_path = crate::pin::lock_path(&config.path);
+    let mut lock = match Lock::load(&lock_path).map_err(|e| e.to_string())? {
+        Some(lock) => lock,
+        None => match crate::pin::legacy_lock_path(&config.path) {
+            Some(shared) => Lock::load(&shared)
+                .map_err(|e| e.to_string())?
+                .unwrap_or_default(),
+            None => Lock::default(),
+        },
+    };
+    let before = lock.clone();
+    let store = Store::beside(&config.path);
+    let mut reports = Vec::new();
+    for candidate in chosen {
+        let key = format!("{}/{}", candidate.plugin, candidate.server);
+        let recorded = lock
+            .server(&candidate.plugin, &candidate.server)
+            .and_then(|s| s.code.clone());
+        let fail = |why: String| format!("server {key}: {why}");
+        let done = match (&recorded, upgrade) {
+            (None, _) | (Some(_), true) if locked => {
+                return Err(fail(
+                    "its code is not in the lock, and --locked records nothing new: run tiny-harness mcp install without --locked".to_owned(),
+                ));
+            }
+            (Some(recorded), false) => {
+                if let Some(conflict) = candidate.fetch.conflict(recorded, &candidate.server) {
+                    return Err(fail(conflict));
+                }
+                if let Ok(Some(installed)) = store.installed(&candidate.plugin, &candidate.server)
+                    && installed.manifest.code == *recorded
+                    && store.verify(&installed, &candidate.server).is_ok()
+                {
+                    format!(
+                        "{}: installed already, as the lock records",
+                        recorded.describe()
+                    )
+                } else {
+                    let exact = exactly(&candidate.fetch, recorded);
+                    store
+                        .install(
+                            &candidate.plugin,
+                            &candidate.server,
+                            &exact,
+                            candidate.confined,
+                            Some(recorded),
+                        )
+                        .await
+                        .map_err(fail)?;
+                    format!("{}: installed, as the lock records", recorded.describe())
+                }
+            }
+            (_, _) => {
+                let installed = store
+                    .install(
+                        &candidate.plugin,
+                        &candidate.server,
+                        &candidate.fetch,
+                        candidate.confined,
+                        None,
+                    )
+                    .await
+                    .map_err(fail)?;
+                let code = installed.manifest.code;
+                let done = match &recorded {
+                    Some(old) if *old == code => {
+                        format!("{}: the newest, as the lock records", code.describe())
+                    }
+                    Some(old) => format!("upgraded: {}", old.differences(&code).join("; ")),
+                    None => format!("{}: installed, pinned in the lock", code.describe()),
+                };
+                lock.plugins
+                    .entry(candidate.plugin.clone())
+                    .or_default()
+                    .servers
+                    .entry(candidate.server.clone())
+                    .or_default()
+                    .code = Some(code);
+                done
+            }
+        };
+        reports.push(Report { server: key, done });
+    }
+    // Code recorded for servers the config no longer has goes, with them.
+    if filter.is_none() && !locked {
+        for (plugin, pins) in lock.plugins.iter_mut() {
+            for (server, pins) in pins.servers.iter_mut() {
+                let declared = candidates
+                    .iter()
+                    .any(|c| c.plugin == *plugin && c.server == *server);
+                if pins.code.is_some() && !declared {
+                    pins.code = None;
+                    let _ = std::fs::remove_dir_all(store.dir(plugin, server));
+                    reports.push(Report {
+                        server: format!("{plugin}/{server}"),
+                        done: "no longer in the config: its installed code was removed from the lock and the store".to_owned(),
+                    });
+                }
+            }
+        }
+    }
+    if lock != before && !locked {
+        lock.save(&lock_path).map_err(|e| e.to_string())?;
+    }
+    Ok(reports)
+}
+
+/// `fetch` pinned to the version `recorded` holds.
+fn exactly(fetch: &Fetch, recorded: &Code) -> Fetch {
+    match fetch {
+        Fetch::Npm { command, .. } => Fetch::Npm {
+            package: format!("{}@{}", recorded.package, recorded.version),
+            command: command.clone(),
+        },
+        Fetch::PyPi { command, .. } => Fetch::PyPi {
+            package: format!("{}=={}", recorded.package, recorded.version),
+            command: command.clone(),
+        },
+    }
+}
+
+/// Every server of `config` (in the `mcpServers` shape of the bundled
+/// `mcp` plugin) whose launcher fetches its package at every start.
+fn candidates(config: &Config) -> Result<Vec<Candidate>, String> {
+    let path = std::env::var_os("PATH");
+    let cwd = config.path.parent().map(PathBuf::from).unwrap_or_default();
+    let mut out = Vec::new();
+    for spec in &config.plugins {
+        let Some(servers) = spec.config.get("mcpServers").and_then(Value::as_object) else {
+            continue;
+        };
+        for (key, entry) in servers {
+            if entry.get("disabled").and_then(Value::as_bool) == Some(true) {
+                continue;
+            }
+            let Some(command) = entry.get("command").and_then(Value::as_str) else {
+                continue;
+            };
+            let args: Vec<String> = entry
+                .get("args")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let plan = launcher::plan(command, &args, path.as_deref(), &cwd);
+            if let Some((fetch, _)) = plan.fetch() {
+                out.push(Candidate {
+                    plugin: spec.name.clone(),
+                    server: server_name(key),
+                    fetch,
+                    confined: spec.grants.confinement != crate::confine::Mode::None,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Why `name` names no server to install.
+fn unknown(config: &Config, name: &str, candidates: &[Candidate]) -> String {
+    let declared = config.plugins.iter().any(|spec| {
+        spec.config
+            .get("mcpServers")
+            .and_then(Value::as_object)
+            .is_some_and(|s| {
+                s.keys().any(|k| {
+                    server_name(k) == name || format!("{}/{}", spec.name, server_name(k)) == name
+                })
+            })
+    });
+    let names: Vec<String> = candidates
+        .iter()
+        .map(|c| format!("{}/{}", c.plugin, c.server))
+        .collect();
+    let which = if names.is_empty() {
+        "none of its servers is started by npx, npm exec, bunx, uvx, uv tool run or pipx run"
+            .to_owned()
+    } else {
+        format!("those it installs: {}", names.join(", "))
+    };
+    let name = crate::display::one_line(name);
+    if declared {
+        format!(
+            "server {name} is not started by a launcher that fetches its package, so there is nothing to install ({which})"
+        )
+    } else {
+        format!("{} has no server {name} ({which})", config.path.display())
+    }
+}
+
+/// The server name a `mcpServers` key becomes, as the bundled `mcp`
+/// plugin makes it: lowercased, every character outside `[a-z0-9_-]` made
+/// `_`, at most 64.
+pub fn server_name(key: &str) -> String {
+    key.chars()
+        .map(|c| c.to_ascii_lowercase())
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect()
+}

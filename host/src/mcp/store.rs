@@ -1,0 +1,448 @@
+//! The store of installed MCP servers: `tiny-harness mcp install` fetches
+//! an npm or PyPI server's package with its dependencies once, into
+//! `NAME.store/<plugin>/<server>/` beside the config `NAME.toml`, and the
+//! server then starts from there, confined, offline, with no package
+//! manager in its path.
+//!
+//! Invariants:
+//! - An install is whole or absent: it is built in a fresh directory
+//!   beside its place and renamed into it only once complete, so a failed
+//!   or interrupted install leaves the previous one working and nothing
+//!   half-installed where a server would start from.
+//! - Every install holds a manifest (`install.json`): the [`Code`] the
+//!   lock records (package, version, integrity, dependencies, entry) and a
+//!   hash over every installed file ([`tree_hash`]), so that a tampered
+//!   file is found ([`Store::verify`]).
+//! - The package manager runs confined (see [`npm`], [`pypi`]): it writes
+//!   only the new install and its own cache, reads the system, its own
+//!   installation and the user's config for it, and connects only to the
+//!   registry's ports.
+
+mod npm;
+mod pypi;
+mod tree;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use tree::{MAX_TREE_FILES, tree_hash};
+
+use crate::pin::Code;
+
+/// The manifest's file name inside an install.
+pub const MANIFEST: &str = "install.json";
+
+/// The largest manifest read (it lists every dependency).
+const MAX_MANIFEST_BYTES: u64 = 4 << 20;
+
+/// What to install: a package fetched by a launcher at every start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fetch {
+    /// An npm package (`npx -y PKG`): `package` as written (a name with an
+    /// optional `@version`), `command` the program of it to run.
+    Npm {
+        /// The package spec.
+        package: String,
+        /// The program (one of its `bin`s) to run.
+        command: String,
+    },
+    /// A PyPI package (`uvx PKG`): `command` the console script to run.
+    PyPi {
+        /// The requirement (`mcp-server-time`, `mcp-server-time==1.0`).
+        package: String,
+        /// The console script to run.
+        command: String,
+    },
+}
+
+impl Fetch {
+    /// The exact version the spec asks for (`pkg@1.2.3`, `pkg==1.2.3`), if
+    /// it asks for one.
+    pub fn exact_version(&self) -> Option<&str> {
+        let version = match self {
+            Fetch::Npm { package, .. } => {
+                let at = package.rfind('@').filter(|at| *at > 0)?;
+                &package[at + 1..]
+            }
+            Fetch::PyPi { package, .. } => package
+                .split_once("==")
+                .map(|(_, v)| v)
+                .or_else(|| package.split_once('@').map(|(_, v)| v))?,
+        };
+        let version = version.trim();
+        let exact = !version.is_empty()
+            && version.starts_with(|c: char| c.is_ascii_digit())
+            && version
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'));
+        exact.then_some(version)
+    }
+
+    /// Why the code `recorded` is not what this spec asks for, if it is
+    /// not (only an exact version can disagree).
+    pub fn conflict(&self, recorded: &Code, server: &str) -> Option<String> {
+        let wanted = self.exact_version()?;
+        (wanted != recorded.version).then(|| {
+            format!(
+                "the config asks for version {wanted}, the lock records {}: run tiny-harness mcp \
+                 install --upgrade {server} to install {wanted} and record it",
+                recorded.version
+            )
+        })
+    }
+}
+
+/// An install's manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// What the lock records of it.
+    pub code: Code,
+    /// [`tree_hash`] of the install, manifest aside.
+    pub tree: String,
+}
+
+/// A complete install.
+#[derive(Debug, Clone)]
+pub struct Installed {
+    /// Its directory.
+    pub dir: PathBuf,
+    /// Its manifest.
+    pub manifest: Manifest,
+}
+
+impl Installed {
+    /// The program and leading arguments that run its entry: `node ENTRY`
+    /// for npm, the venv's interpreter and the script for PyPI.
+    pub fn command(
+        &self,
+        path: Option<&std::ffi::OsStr>,
+    ) -> Result<(PathBuf, Vec<String>), String> {
+        let entry = self.dir.join(&self.manifest.code.entry);
+        match self.manifest.code.kind.as_str() {
+            "npm" => {
+                let node = find("node", path)
+                    .ok_or("node is not on PATH: an npm server runs with node (install Node.js)")?;
+                Ok((node, vec![entry.display().to_string()]))
+            }
+            _ => Ok((
+                self.dir.join("venv/bin/python"),
+                vec![entry.display().to_string()],
+            )),
+        }
+    }
+
+    /// What the program reads besides the system: the install, and (for a
+    /// venv) its base interpreter's prefix.
+    pub fn read(&self, path: Option<&std::ffi::OsStr>) -> Vec<PathBuf> {
+        let (program, _) = match self.command(path) {
+            Ok(command) => command,
+            Err(_) => return vec![self.dir.clone()],
+        };
+        let plan = super::launcher::plan(&program.display().to_string(), &[], path, &self.dir);
+        let mut read = vec![self.dir.clone()];
+        // The interpreter itself (node from nvm lives outside the system).
+        if let Ok(real) = program.canonicalize()
+            && !real.starts_with(&self.dir)
+        {
+            read.push(real);
+        }
+        read.extend(plan.read.into_iter().filter(|r| !r.starts_with(&self.dir)));
+        read
+    }
+}
+
+/// The store beside one config.
+#[derive(Debug, Clone)]
+pub struct Store {
+    root: PathBuf,
+}
+
+impl Store {
+    /// The store of the config at `config_path`: `NAME.store` beside
+    /// `NAME.toml`.
+    pub fn beside(config_path: &Path) -> Store {
+        let lock = crate::pin::lock_path(config_path);
+        let root = lock.with_extension("store");
+        // Absolute: a server runs in a directory of its own.
+        let root = if root.is_absolute() {
+            root
+        } else {
+            std::env::current_dir().map_or(root.clone(), |cwd| cwd.join(&root))
+        };
+        Store { root }
+    }
+
+    /// The store's directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where `plugin/server` is installed.
+    pub fn dir(&self, plugin: &str, server: &str) -> PathBuf {
+        self.root.join(plugin).join(server)
+    }
+
+    /// The install of `plugin/server`, if there is one. A directory there
+    /// without a readable manifest is an error, not an absence.
+    pub fn installed(&self, plugin: &str, server: &str) -> Result<Option<Installed>, String> {
+        let dir = self.dir(plugin, server);
+        if !dir.exists() {
+            return Ok(None);
+        }
+        let bytes = crate::file::read_regular(
+            &dir.join(MANIFEST),
+            "install manifest",
+            MAX_MANIFEST_BYTES,
+        )
+        .map_err(|e| {
+            format!(
+                "{} holds no usable install ({}): run tiny-harness mcp install {server} again",
+                dir.display(),
+                e.reason
+            )
+        })?;
+        let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
+            format!(
+                "the manifest of {} is damaged ({e}): run tiny-harness mcp install {server} again",
+                dir.display()
+            )
+        })?;
+        if let Some(problem) = manifest.code.problem() {
+            return Err(format!(
+                "the manifest of {} is unusable ({problem}): run tiny-harness mcp install {server} again",
+                dir.display()
+            ));
+        }
+        Ok(Some(Installed { dir, manifest }))
+    }
+
+    /// Checks that every installed file is as the install left it.
+    pub fn verify(&self, installed: &Installed, server: &str) -> Result<(), String> {
+        let now = tree_hash(&installed.dir).map_err(|e| {
+            format!(
+                "cannot read the install of {server} in {}: {e}",
+                installed.dir.display()
+            )
+        })?;
+        if now != installed.manifest.tree {
+            return Err(format!(
+                "the installed files of {server} in {} were changed since it was installed \
+                 (tree sha256 {}, installed {}): run tiny-harness mcp install {server} to install \
+                 it again",
+                installed.dir.display(),
+                &now[..12],
+                &installed.manifest.tree[..12.min(installed.manifest.tree.len())]
+            ));
+        }
+        Ok(())
+    }
+
+    /// Installs `fetch` as `plugin/server`, replacing a previous install
+    /// only once the new one is complete (and, with `expect`, only when it
+    /// is exactly that code). `confined` runs the package manager under
+    /// the kernel's confinement (the plugin's `confinement`).
+    pub async fn install(
+        &self,
+        plugin: &str,
+        server: &str,
+        fetch: &Fetch,
+        confined: bool,
+        expect: Option<&Code>,
+    ) -> Result<Installed, String> {
+        let parent = self.root.join(plugin);
+        std::fs::create_dir_all(&parent)
+            .map_err(|e| format!("cannot make the store {}: {e}", parent.display()))?;
+        let staging = Staging::new(&parent, server)?;
+        let code = match fetch {
+            Fetch::Npm { package, command } => {
+                npm::install(staging.path(), package, command, confined).await?
+            }
+            Fetch::PyPi { package, command } => {
+                pypi::install(staging.path(), package, command, confined).await?
+            }
+        };
+        if let Some(expected) = expect
+            && *expected != code
+        {
+            return Err(format!(
+                "the registry now gives other code than the lock records ({}): nothing was \
+                 changed; accept the new code with tiny-harness mcp install --upgrade {server}",
+                expected.differences(&code).join("; ")
+            ));
+        }
+        let tree = tree_hash(staging.path())
+            .map_err(|e| format!("cannot read what was installed: {e}"))?;
+        let manifest = Manifest { code, tree };
+        let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
+        std::fs::write(staging.path().join(MANIFEST), text + "\n")
+            .map_err(|e| format!("cannot write the install's manifest: {e}"))?;
+        let dir = self.dir(plugin, server);
+        staging.replace(&dir)?;
+        Ok(Installed { dir, manifest })
+    }
+}
+
+/// A new install being built beside its place; removed unless it is
+/// renamed into place.
+struct Staging {
+    path: Option<PathBuf>,
+}
+
+impl Staging {
+    fn new(parent: &Path, server: &str) -> Result<Staging, String> {
+        let mut nonce = [0u8; 6];
+        getrandom::fill(&mut nonce).map_err(|e| e.to_string())?;
+        let path = parent.join(format!(".{server}.installing-{}", hex::encode(nonce)));
+        std::fs::create_dir(&path).map_err(|e| format!("cannot make {}: {e}", path.display()))?;
+        Ok(Staging { path: Some(path) })
+    }
+
+    fn path(&self) -> &Path {
+        self.path.as_deref().unwrap_or(Path::new(""))
+    }
+
+    /// Puts the install at `dir`: the old one (if any) is moved aside
+    /// first and removed after, so `dir` is always whole.
+    fn replace(mut self, dir: &Path) -> Result<(), String> {
+        let path = self.path.take().unwrap_or_default();
+        let old = path.with_extension("old");
+        let had = dir.exists();
+        if had {
+            std::fs::rename(dir, &old)
+                .map_err(|e| format!("cannot move the previous install aside: {e}"))?;
+        }
+        if let Err(e) = std::fs::rename(&path, dir) {
+            if had {
+                let _ = std::fs::rename(&old, dir);
+            }
+            let _ = std::fs::remove_dir_all(&path);
+            return Err(format!("cannot put the install in place: {e}"));
+        }
+        if had {
+            let _ = std::fs::remove_dir_all(&old);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if let Some(path) = self.path.take() {
+            let _ = std::fs::remove_dir_all(path);
+        }
+    }
+}
+
+/// The first executable file `name` on `path`.
+pub(crate) fn find(name: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::env::split_paths(path?)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// The user's home, for the package managers' own config and cache.
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+}
+
+/// One package manager run: `program` with `args` in `cwd`, with exactly
+/// `env`, confined to read `read`, write `write` and connect to `ports`.
+struct Step {
+    program: PathBuf,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    cwd: PathBuf,
+    read: Vec<PathBuf>,
+    write: Vec<PathBuf>,
+    ports: Vec<u16>,
+}
+
+/// Runs `step` (confined when `confined`) for at most [`INSTALL_TIMEOUT`];
+/// on failure, its last words.
+async fn run(step: Step, confined: bool) -> Result<(), String> {
+    let Step {
+        program,
+        args,
+        env,
+        cwd,
+        read,
+        write,
+        ports,
+    } = step;
+    use crate::confine::{Network, Policy, Rlimits, Stdio3};
+    let policy = confined.then(|| Policy {
+        read,
+        write,
+        network: if ports.is_empty() {
+            Network::None
+        } else {
+            Network::Ports(ports)
+        },
+        unix_sockets: Vec::new(),
+        rlimits: Rlimits::default(),
+    });
+    let what = Stdio3 {
+        program: program.clone(),
+        args,
+        env,
+        cwd: Some(cwd),
+        stdin: Vec::new(),
+    };
+    let ran = crate::confine::run(what, policy, 1 << 20, INSTALL_TIMEOUT)
+        .await
+        .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+    if ran.timed_out {
+        return Err(format!(
+            "{} did not finish within {} s",
+            program.display(),
+            INSTALL_TIMEOUT.as_secs()
+        ));
+    }
+    if ran.exited == crate::confine::Exited::Code(0) {
+        return Ok(());
+    }
+    let said = if ran.stderr.iter().any(|b| !b.is_ascii_whitespace()) {
+        &ran.stderr
+    } else {
+        &ran.stdout
+    };
+    Err(last_words(&String::from_utf8_lossy(said)))
+}
+
+/// What a failed package manager said that matters: pip's last `ERROR:`
+/// line, npm's first `npm error` line after its code, or the last line.
+fn last_words(said: &str) -> String {
+    let lines: Vec<&str> = said
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let pip = lines.iter().rev().find(|l| l.starts_with("ERROR:"));
+    let npm = lines.iter().find(|l| {
+        l.starts_with("npm error")
+            && !l.starts_with("npm error code")
+            && !l.contains("A complete log of this run")
+            && l.len() > "npm error ".len() + 4
+    });
+    let line = pip
+        .or(npm)
+        .or(lines.last())
+        .copied()
+        .unwrap_or("it said nothing");
+    crate::display::one_line(&line.chars().take(400).collect::<String>()).into_owned()
+}
+
+/// The longest one package manager step may take.
+const INSTALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+#[cfg(test)]
+mod tests;

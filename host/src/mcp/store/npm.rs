@@ -1,0 +1,255 @@
+//! Installing an npm server: `npm install` of the package into a fresh
+//! directory, through the user's own npm (its registry and cache), then
+//! its exact version and integrity (and every dependency's) read from the
+//! `package-lock.json` npm wrote, and the program to run from its `bin`.
+//!
+//! Invariant: npm runs with `--ignore-scripts` (a package's install
+//! scripts are code run at install, outside any server's grants) and,
+//! confined, may write only the new install and its cache, and connect
+//! only to the registry's port.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::pin::Code;
+
+/// The largest `package-lock.json` or `package.json` read.
+const MAX_JSON_BYTES: u64 = 64 << 20;
+
+pub(super) async fn install(
+    dir: &Path,
+    package: &str,
+    command: &str,
+    confined: bool,
+) -> Result<Code, String> {
+    let path = std::env::var_os("PATH");
+    let npm = super::find("npm", path.as_deref())
+        .ok_or("npm is not on PATH: installing an npm server needs npm (install Node.js)")?;
+    std::fs::write(
+        dir.join("package.json"),
+        "{\"name\": \"tiny-harness-store\", \"private\": true}\n",
+    )
+    .map_err(|e| format!("cannot write package.json: {e}"))?;
+    let home = super::home();
+    let cache = std::env::var_os("npm_config_cache")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".npm")));
+    // What npm reads: its own package and node's, and the user's config.
+    let mut read = Vec::new();
+    if let Ok(real) = npm.canonicalize() {
+        // .../lib/node_modules/npm/bin/npm-cli.js: the npm package.
+        if let Some(package) = real.parent().and_then(Path::parent) {
+            read.push(package.to_owned());
+        }
+    }
+    if let Some(node) = super::find("node", path.as_deref())
+        && let Ok(real) = node.canonicalize()
+    {
+        read.push(real.clone());
+        if let Some(prefix) = real.parent().and_then(Path::parent) {
+            read.push(prefix.to_owned());
+        }
+    }
+    for config in [
+        home.as_ref().map(|h| h.join(".npmrc")),
+        Some(PathBuf::from("/etc/npmrc")),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if config.is_file() {
+            read.push(config);
+        }
+    }
+    let mut write = vec![dir.to_owned()];
+    if let Some(cache) = &cache {
+        std::fs::create_dir_all(cache)
+            .map_err(|e| format!("cannot make npm's cache {}: {e}", cache.display()))?;
+        write.push(cache.clone());
+    }
+    let mut env: Vec<(String, String)> = ["PATH", "LANG", "TZ"]
+        .iter()
+        .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_owned(), v)))
+        .collect();
+    if let Some(home) = &home {
+        env.push(("HOME".to_owned(), home.display().to_string()));
+    }
+    for (key, value) in std::env::vars() {
+        if key.to_ascii_lowercase().starts_with("npm_config_") {
+            env.push((key, value));
+        }
+    }
+    let args: Vec<String> = [
+        "install",
+        "--ignore-scripts",
+        "--no-audit",
+        "--no-fund",
+        "--no-update-notifier",
+        "--save-exact",
+        "--omit=dev",
+        "--fetch-retries=1",
+        "--",
+        package,
+    ]
+    .iter()
+    .map(|a| (*a).to_owned())
+    .collect();
+    let step = super::Step {
+        program: npm,
+        args,
+        env,
+        cwd: dir.to_owned(),
+        read,
+        write,
+        ports: registry_ports(),
+    };
+    super::run(step, confined)
+        .await
+        .map_err(|why| format!("npm install {package} failed: {why}"))?;
+    read_install(dir, command)
+}
+
+/// The ports npm's registry is reached on: 443 and 80, and the port of a
+/// registry the user's config or environment names.
+fn registry_ports() -> Vec<u16> {
+    let mut ports = vec![443, 80];
+    let configured = std::env::var("npm_config_registry").ok().or_else(|| {
+        let home = super::home()?;
+        let text = std::fs::read_to_string(home.join(".npmrc")).ok()?;
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix("registry=").map(str::to_owned))
+    });
+    if let Some(port) = configured
+        .and_then(|url| url::Url::parse(url.trim()).ok())
+        .and_then(|url| url.port_or_known_default())
+    {
+        ports.push(port);
+    }
+    ports.sort_unstable();
+    ports.dedup();
+    ports
+}
+
+/// The installed package, its dependencies and its program, from what npm
+/// wrote in `dir`.
+fn read_install(dir: &Path, command: &str) -> Result<Code, String> {
+    let lock = json(&dir.join("package-lock.json"))?;
+    let packages = lock
+        .get("packages")
+        .and_then(Value::as_object)
+        .ok_or("npm wrote a package-lock.json without packages")?;
+    let direct = packages
+        .get("")
+        .and_then(|root| root.get("dependencies"))
+        .and_then(Value::as_object)
+        .ok_or("npm installed nothing")?;
+    let name = match direct.keys().collect::<Vec<_>>().as_slice() {
+        [one] => (*one).clone(),
+        _ => return Err("npm installed more than the one package asked for".to_owned()),
+    };
+    let field =
+        |entry: &Value, key: &str| entry.get(key).and_then(Value::as_str).map(str::to_owned);
+    let top = packages
+        .get(&format!("node_modules/{name}"))
+        .ok_or_else(|| format!("npm's lock has no entry for {name}"))?;
+    let version =
+        field(top, "version").ok_or_else(|| format!("{name} has no version in npm's lock"))?;
+    let integrity = field(top, "integrity").ok_or_else(|| {
+        format!("{name} has no integrity in npm's lock (was it installed from a registry?)")
+    })?;
+    let mut dependencies = BTreeMap::new();
+    for (key, entry) in packages {
+        let Some(at) = key.rfind("node_modules/") else {
+            continue;
+        };
+        let dependency = &key[at + "node_modules/".len()..];
+        if dependency == name && !key[..at].contains("node_modules") {
+            continue;
+        }
+        if let Some(version) = field(entry, "version") {
+            let integrity = field(entry, "integrity").unwrap_or_else(|| "none".to_owned());
+            dependencies.insert(format!("{dependency}@{version}"), integrity);
+        }
+    }
+    if dependencies.len() > crate::pin::MAX_DEPENDENCIES {
+        return Err(format!(
+            "{name} pulls in {} packages, more than the {} a lock records",
+            dependencies.len(),
+            crate::pin::MAX_DEPENDENCIES
+        ));
+    }
+    let entry = entry(dir, &name, command)?;
+    Ok(Code {
+        kind: "npm".to_owned(),
+        package: name,
+        version,
+        integrity,
+        entry,
+        dependencies,
+    })
+}
+
+/// The program of package `name` to run for `command`, as npx picks it:
+/// the `bin` named `command` (or the package's own name without its
+/// scope), or its only one. Relative to the install.
+fn entry(dir: &Path, name: &str, command: &str) -> Result<String, String> {
+    let package = dir.join("node_modules").join(name);
+    let manifest = json(&package.join("package.json"))?;
+    let unscoped = name.rsplit('/').next().unwrap_or(name);
+    let wanted = command
+        .strip_prefix('@')
+        .map_or(command, |_| command.rsplit('/').next().unwrap_or(command));
+    let wanted = wanted.split('@').next().unwrap_or(wanted);
+    let script = match manifest.get("bin") {
+        Some(Value::String(one)) => one.clone(),
+        Some(Value::Object(bins)) => {
+            let pick = bins
+                .get(wanted)
+                .or_else(|| bins.get(unscoped))
+                .or_else(|| (bins.len() == 1).then(|| bins.values().next()).flatten());
+            match pick.and_then(Value::as_str) {
+                Some(script) => script.to_owned(),
+                None => {
+                    let names: Vec<&str> = bins.keys().map(String::as_str).collect();
+                    return Err(format!(
+                        "{name} has several programs ({}) and none named {wanted}: name one \
+                         with npx --package={name} PROGRAM",
+                        names.join(", ")
+                    ));
+                }
+            }
+        }
+        _ => {
+            return Err(format!(
+                "{name} has no program to run (no bin in its package.json)"
+            ));
+        }
+    };
+    let script = Path::new(&script);
+    if script.is_absolute() || script.components().any(|c| c == Component::ParentDir) {
+        return Err(format!(
+            "{name}'s bin {} leaves its package",
+            script.display()
+        ));
+    }
+    let relative = Path::new("node_modules").join(name).join(script);
+    let normal: PathBuf = relative
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect();
+    if !dir.join(&normal).is_file() {
+        return Err(format!(
+            "{name}'s program {} was not installed",
+            normal.display()
+        ));
+    }
+    Ok(normal.display().to_string())
+}
+
+fn json(path: &Path) -> Result<Value, String> {
+    let bytes = crate::file::read_regular(path, "package file", MAX_JSON_BYTES)
+        .map_err(|e| format!("cannot read {}: {}", path.display(), e.reason))?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("{} is not JSON: {e}", path.display()))
+}

@@ -1,0 +1,129 @@
+//! The store without a registry: installs' manifests, the tree hash, and
+//! the whole-or-absent replacement.
+
+use super::*;
+
+fn code() -> Code {
+    Code {
+        kind: "npm".to_owned(),
+        package: "pkg".to_owned(),
+        version: "1.0.0".to_owned(),
+        integrity: "sha512-abc".to_owned(),
+        entry: "node_modules/pkg/index.js".to_owned(),
+        dependencies: Default::default(),
+    }
+}
+
+#[test]
+fn the_tree_hash_sees_every_change_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("a/b")).unwrap();
+    std::fs::write(root.join("a/b/f.js"), "one").unwrap();
+    std::fs::write(root.join("g"), "two").unwrap();
+    let first = tree_hash(root).unwrap();
+    assert_eq!(first.len(), 64);
+    assert_eq!(tree_hash(root).unwrap(), first, "stable");
+    // The manifest at the top is left out.
+    std::fs::write(root.join(MANIFEST), "{}").unwrap();
+    assert_eq!(tree_hash(root).unwrap(), first);
+    type Change = Box<dyn Fn(&Path)>;
+    let changes: Vec<Change> = vec![
+        Box::new(|r| std::fs::write(r.join("a/b/f.js"), "One").unwrap()),
+        Box::new(|r| std::fs::write(r.join("a/new"), "").unwrap()),
+        Box::new(|r| {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(r.join("g"), std::fs::Permissions::from_mode(0o755)).unwrap()
+        }),
+        Box::new(|r| std::os::unix::fs::symlink("g", r.join("link")).unwrap()),
+        Box::new(|r| std::fs::rename(r.join("g"), r.join("h")).unwrap()),
+    ];
+    let mut seen = vec![first];
+    for change in changes {
+        change(root);
+        let now = tree_hash(root).unwrap();
+        assert!(!seen.contains(&now), "a change went unseen");
+        seen.push(now);
+    }
+}
+
+#[test]
+fn an_install_is_found_verified_and_a_damaged_one_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::beside(&dir.path().join("agent.toml"));
+    assert_eq!(store.root(), dir.path().join("agent.store"));
+    assert!(Store::beside(Path::new("agent.toml")).root().is_absolute());
+    assert!(store.installed("mcp", "s").unwrap().is_none());
+    let place = store.dir("mcp", "s");
+    std::fs::create_dir_all(place.join("node_modules/pkg")).unwrap();
+    std::fs::write(place.join("node_modules/pkg/index.js"), "x").unwrap();
+    let manifest = Manifest {
+        code: code(),
+        tree: tree_hash(&place).unwrap(),
+    };
+    std::fs::write(
+        place.join(MANIFEST),
+        serde_json::to_string(&manifest).unwrap(),
+    )
+    .unwrap();
+    let installed = store.installed("mcp", "s").unwrap().unwrap();
+    assert_eq!(installed.manifest, manifest);
+    store.verify(&installed, "s").unwrap();
+    // One file changed: found, with what to do.
+    std::fs::write(place.join("node_modules/pkg/index.js"), "y").unwrap();
+    let error = store.verify(&installed, "s").unwrap_err();
+    assert!(
+        error.contains("were changed") && error.contains("mcp install s"),
+        "{error}"
+    );
+    // A manifest that is not one.
+    std::fs::write(place.join(MANIFEST), "{").unwrap();
+    let error = store.installed("mcp", "s").unwrap_err();
+    assert!(
+        error.contains("damaged") && !error.contains('\n'),
+        "{error}"
+    );
+    std::fs::remove_file(place.join(MANIFEST)).unwrap();
+    let error = store.installed("mcp", "s").unwrap_err();
+    assert!(error.contains("no usable install"), "{error}");
+}
+
+#[test]
+fn a_new_install_replaces_the_old_only_once_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path().join("mcp");
+    std::fs::create_dir_all(parent.join("s")).unwrap();
+    std::fs::write(parent.join("s/old"), "").unwrap();
+    // A staging dropped before it is complete leaves nothing, and the old.
+    let staging = Staging::new(&parent, "s").unwrap();
+    let path = staging.path().to_owned();
+    std::fs::write(path.join("half"), "").unwrap();
+    drop(staging);
+    assert!(!path.exists());
+    assert!(parent.join("s/old").exists());
+    // A complete one takes its place.
+    let staging = Staging::new(&parent, "s").unwrap();
+    std::fs::write(staging.path().join("new"), "").unwrap();
+    staging.replace(&parent.join("s")).unwrap();
+    assert!(parent.join("s/new").exists() && !parent.join("s/old").exists());
+    let left: Vec<_> = std::fs::read_dir(&parent).unwrap().collect();
+    assert_eq!(left.len(), 1, "nothing else is left beside it");
+}
+
+#[test]
+fn a_package_managers_failure_is_told_in_its_own_words() {
+    let npm = "npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/nope - Not found\n\
+               npm error 404\nnpm error 404  'nope@*' is not in this registry.\n\
+               npm error A complete log of this run can be found in: /root/.npm/_logs/x.log\n";
+    assert_eq!(
+        last_words(npm),
+        "npm error 404 Not Found - GET https://registry.npmjs.org/nope - Not found"
+    );
+    let pip = "Looking in indexes\nERROR: Could not find a version\nERROR: No matching distribution found for nope\n";
+    assert_eq!(
+        last_words(pip),
+        "ERROR: No matching distribution found for nope"
+    );
+    assert_eq!(last_words(""), "it said nothing");
+    assert!(!last_words("a\x1b[31mb\n").contains('\x1b'));
+}

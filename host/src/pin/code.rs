@@ -1,0 +1,129 @@
+//! A server's installed code as the lock records it (`mcp install`): the
+//! package, its exact version and registry integrity, and every
+//! dependency's. What identifies code across machines; the hash of the
+//! installed files, which differs between installs of the same code (a
+//! venv holds its own path), is the store's (`mcp::store`).
+//!
+//! Invariant: a [`Code`] in a lock is consistent: its `kind` is one the
+//! host installs, its `entry` a relative path inside the install, and it
+//! holds at most [`MAX_DEPENDENCIES`] dependencies.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The most dependencies one server's code may record: far above any real
+/// server (server-everything has about 100), so that a lock (or a
+/// registry) cannot make the host hold and compare without end.
+pub const MAX_DEPENDENCIES: usize = 10_000;
+
+/// One server's installed code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Code {
+    /// `npm` or `pypi`.
+    pub kind: String,
+    /// The package's name.
+    pub package: String,
+    /// Its exact version.
+    pub version: String,
+    /// The registry's integrity of its archive: npm's `integrity`
+    /// (`sha512-…`), or `sha256:<hex>` of a wheel.
+    pub integrity: String,
+    /// What runs, relative to the install's directory.
+    pub entry: String,
+    /// Every package installed with it: `name@version` to its integrity.
+    #[serde(default)]
+    pub dependencies: BTreeMap<String, String>,
+}
+
+/// The kinds of code the host installs.
+pub const KINDS: &[&str] = &["npm", "pypi"];
+
+impl Code {
+    /// Why this code cannot be in a lock, if it cannot.
+    pub fn problem(&self) -> Option<String> {
+        if !KINDS.contains(&self.kind.as_str()) {
+            return Some(format!(
+                "its kind {:?} is not one the host installs (npm, pypi)",
+                crate::display::one_line(&self.kind)
+            ));
+        }
+        let entry = std::path::Path::new(&self.entry);
+        if self.entry.is_empty()
+            || entry.is_absolute()
+            || entry
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Some(format!(
+                "its entry {:?} is not a plain relative path",
+                crate::display::one_line(&self.entry)
+            ));
+        }
+        if self.dependencies.len() > MAX_DEPENDENCIES {
+            return Some(format!(
+                "it records {} dependencies, more than {MAX_DEPENDENCIES}",
+                self.dependencies.len()
+            ));
+        }
+        None
+    }
+
+    /// One line for people: `npm @scope/name 1.2.3 (sha512-abc…)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} {} {} ({}…)",
+            self.kind,
+            crate::display::one_line(&self.package),
+            crate::display::one_line(&self.version),
+            crate::display::one_line(&self.integrity.chars().take(20).collect::<String>())
+        )
+    }
+
+    /// How `other` differs from this code, one line per difference.
+    pub fn differences(&self, other: &Code) -> Vec<String> {
+        let mut lines = Vec::new();
+        if (&self.package, &self.version) != (&other.package, &other.version) {
+            lines.push(format!(
+                "{} {} -> {} {}",
+                self.package, self.version, other.package, other.version
+            ));
+        }
+        if self.integrity != other.integrity {
+            lines.push(format!(
+                "integrity {} -> {}",
+                self.integrity, other.integrity
+            ));
+        }
+        let added = other
+            .dependencies
+            .keys()
+            .filter(|k| !self.dependencies.contains_key(*k));
+        let removed = self
+            .dependencies
+            .keys()
+            .filter(|k| !other.dependencies.contains_key(*k));
+        let (added, removed): (Vec<_>, Vec<_>) = (added.collect(), removed.collect());
+        if !added.is_empty() || !removed.is_empty() {
+            lines.push(format!(
+                "dependencies: {} added, {} removed{}",
+                added.len(),
+                removed.len(),
+                added
+                    .iter()
+                    .take(5)
+                    .map(|d| format!(" +{d}"))
+                    .chain(removed.iter().take(5).map(|d| format!(" -{d}")))
+                    .collect::<String>()
+            ));
+        }
+        if self.entry != other.entry {
+            lines.push(format!("entry {} -> {}", self.entry, other.entry));
+        }
+        lines
+            .iter()
+            .map(|l| crate::display::one_line(l).into_owned())
+            .collect()
+    }
+}
