@@ -191,6 +191,12 @@ pub fn plan(command: &str, args: &[String], path: Option<&OsStr>, cwd: &Path) ->
     let canonical = resolved.canonicalize().unwrap_or_else(|_| resolved.clone());
 
     if let Some((kind, note)) = fetching(&name, args) {
+        // Its own arguments may name directories (a filesystem server's
+        // root), as any server's do.
+        if let Kind::Npm { args, .. } | Kind::PyPi { args, .. } = &kind {
+            let args = args.clone();
+            argument_dirs(&args, &mut plan);
+        }
         plan.kind = kind;
         plan.notes.push(note);
         return plan;
@@ -245,7 +251,16 @@ pub fn plan(command: &str, args: &[String], path: Option<&OsStr>, cwd: &Path) ->
         }
         first_arg = at + 1;
     }
-    for arg in &args[first_arg..] {
+    argument_dirs(&args[first_arg..], &mut plan);
+    plan.read = minimal(plan.read);
+    plan
+}
+
+/// Each absolute path among a server's own `args` (also as `--x=/path`):
+/// a directory to grant (a file's own directory), never `/`; one that does
+/// not exist is noted.
+fn argument_dirs(args: &[String], plan: &mut Plan) {
+    for arg in args {
         let value = arg.split_once('=').map_or(arg.as_str(), |(_, v)| v);
         if !value.starts_with('/') {
             continue;
@@ -273,8 +288,6 @@ pub fn plan(command: &str, args: &[String], path: Option<&OsStr>, cwd: &Path) ->
             plan.dirs.push(dir);
         }
     }
-    plan.read = minimal(plan.read);
-    plan
 }
 
 /// The file `command` runs: a path (made absolute) or the first executable

@@ -1,0 +1,345 @@
+//! `tiny-harness mcp install`, with the real registries: npm's
+//! server-everything and server-filesystem as a desktop assistant's config
+//! starts them (`npx -y`), and PyPI's mcp-server-time as `uvx` starts it,
+//! each installed once and then run from the store, confined.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use super::{npm, one_error_line, run_in, stderr, stdout};
+
+fn text(output: &Output) -> String {
+    format!("{}{}", stdout(output), stderr(output))
+}
+
+/// The lock of `dir`'s `tiny-harness.toml`, as JSON.
+fn lock(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("tiny-harness.lock")).expect("a lock");
+    serde_json::from_str(&text).unwrap()
+}
+
+fn call(dir: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["call"];
+    all.extend_from_slice(args);
+    run_in(dir, &all, None)
+}
+
+/// The config a desktop assistant's `npx -y PACKAGE` entry imports to.
+fn imported(dir: &Path, package: &str) {
+    let claude = serde_json::json!({"mcpServers": {"everything": {
+        "command": "npx", "args": ["-y", package],
+    }}});
+    std::fs::write(dir.join("claude.json"), claude.to_string()).unwrap();
+    let block = run_in(dir, &["mcp", "import", "claude.json"], None);
+    assert_eq!(block.status.code(), Some(0), "{}", text(&block));
+    std::fs::write(dir.join("tiny-harness.toml"), &block.stdout).unwrap();
+}
+
+#[test]
+fn a_pasted_npx_config_runs_confined_after_mcp_install_and_its_code_is_pinned() {
+    let dir = tempfile::tempdir().unwrap();
+    imported(
+        dir.path(),
+        "@modelcontextprotocol/server-everything@2026.8.31",
+    );
+    let echo = ["mcp/everything.echo", r#"{"message":"installed"}"#];
+
+    // Before: at once, an answer that says what to run.
+    let before = call(dir.path(), &echo);
+    assert_eq!(before.status.code(), Some(1));
+    assert!(
+        stdout(&before).contains("unavailable")
+            && stdout(&before).contains("tiny-harness mcp install everything"),
+        "{}",
+        text(&before)
+    );
+
+    let install = run_in(dir.path(), &["mcp", "install"], None);
+    assert_eq!(install.status.code(), Some(0), "{}", text(&install));
+    assert!(
+        stdout(&install).contains("server-everything 2026.8.31")
+            && stdout(&install).contains("pinned in the lock"),
+        "{}",
+        text(&install)
+    );
+    let code = &lock(dir.path())["plugins"]["mcp"]["servers"]["everything"]["code"];
+    assert_eq!(code["package"], "@modelcontextprotocol/server-everything");
+    assert_eq!(code["version"], "2026.8.31");
+    assert!(
+        code["integrity"].as_str().unwrap().starts_with("sha512-"),
+        "{code}"
+    );
+    assert!(
+        code["dependencies"].as_object().unwrap().len() > 10,
+        "{code}"
+    );
+    // Nothing half-made is left beside the install.
+    let beside: Vec<String> = std::fs::read_dir(dir.path().join("tiny-harness.store/mcp"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(beside, ["everything"]);
+
+    // After: from the store, confined, with no network.
+    let after = call(dir.path(), &echo);
+    assert_eq!(after.status.code(), Some(0), "{}", text(&after));
+    assert!(
+        stdout(&after).contains("Echo: installed"),
+        "{}",
+        text(&after)
+    );
+    let plugins = stdout(&run_in(dir.path(), &["plugins"], None));
+    assert!(
+        plugins.contains("tiny-harness.store/mcp/everything/node_modules")
+            && plugins.contains("landlock"),
+        "{plugins}"
+    );
+    let locked = run_in(dir.path(), &["--locked", "call", echo[0], echo[1]], None);
+    assert_eq!(locked.status.code(), Some(0), "{}", text(&locked));
+
+    // One installed file changed: --locked refuses it, pins diff shows it,
+    // and mcp install puts back what the lock records.
+    let entry = dir
+        .path()
+        .join("tiny-harness.store/mcp/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let mut js = std::fs::read_to_string(&entry).unwrap();
+    js.push_str("\n// tampered\n");
+    std::fs::write(&entry, js).unwrap();
+    let refused = run_in(dir.path(), &["--locked", "call", echo[0], echo[1]], None);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stdout(&refused).contains("were changed since it was installed"),
+        "{}",
+        text(&refused)
+    );
+    let diff = run_in(dir.path(), &["pins", "diff"], None);
+    assert_eq!(diff.status.code(), Some(1), "{}", text(&diff));
+    assert!(
+        stdout(&diff).contains("mcp/everything (code):") && stdout(&diff).contains("were changed"),
+        "{}",
+        text(&diff)
+    );
+    let again = run_in(dir.path(), &["mcp", "install"], None);
+    assert!(
+        stdout(&again).contains("installed, as the lock records"),
+        "{}",
+        text(&again)
+    );
+    assert!(
+        !std::fs::read_to_string(&entry)
+            .unwrap()
+            .contains("tampered")
+    );
+    let locked = run_in(dir.path(), &["--locked", "call", echo[0], echo[1]], None);
+    assert_eq!(locked.status.code(), Some(0), "{}", text(&locked));
+}
+
+#[test]
+fn the_filesystem_server_is_installed_upgraded_only_when_asked_and_reads_only_its_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("inside.txt"), "granted words").unwrap();
+    std::fs::write(dir.path().join("canary.txt"), "CANARY-NEVER-READ").unwrap();
+    let root = root.canonicalize().unwrap();
+    let root_arg = root.display().to_string();
+    let add = run_in(
+        dir.path(),
+        &[
+            "mcp",
+            "add",
+            "files",
+            "--",
+            "npx",
+            "-y",
+            "@modelcontextprotocol/server-filesystem@2026.7.10",
+            &root_arg,
+        ],
+        None,
+    );
+    assert_eq!(add.status.code(), Some(0), "{}", text(&add));
+    let install = run_in(dir.path(), &["mcp", "install", "files"], None);
+    assert!(
+        stdout(&install).contains("server-filesystem 2026.7.10"),
+        "{}",
+        text(&install)
+    );
+
+    let read = |path: &Path| {
+        let arguments = serde_json::json!({ "path": path }).to_string();
+        text(&call(dir.path(), &["mcp/files.read_text_file", &arguments]))
+    };
+    assert!(read(&root.join("inside.txt")).contains("granted words"));
+    assert!(
+        !read(&dir.path().canonicalize().unwrap().join("canary.txt")).contains("CANARY-NEVER-READ")
+    );
+
+    // The config no longer names a version: the lock's stays.
+    let config = dir.path().join("tiny-harness.toml");
+    let text_of = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text_of.replace("@2026.7.10", "")).unwrap();
+    let install = run_in(dir.path(), &["mcp", "install"], None);
+    assert!(
+        stdout(&install).contains("2026.7.10 (")
+            && stdout(&install).contains("installed already, as the lock records"),
+        "{}",
+        text(&install)
+    );
+    // --upgrade is the one way it moves, and says how.
+    let upgrade = run_in(dir.path(), &["mcp", "install", "--upgrade", "files"], None);
+    assert_eq!(upgrade.status.code(), Some(0), "{}", text(&upgrade));
+    assert!(
+        stdout(&upgrade)
+            .contains("upgraded: @modelcontextprotocol/server-filesystem 2026.7.10 -> "),
+        "{}",
+        text(&upgrade)
+    );
+    let version = lock(dir.path())["plugins"]["mcp"]["servers"]["files"]["code"]["version"].clone();
+    assert_ne!(version, "2026.7.10");
+    assert!(read(&root.join("inside.txt")).contains("granted words"));
+    // A config that asks for another exact version than the lock's.
+    std::fs::write(&config, text_of).unwrap();
+    let refused = read(&root.join("inside.txt"));
+    assert!(
+        refused.contains("the config asks for version 2026.7.10"),
+        "{refused}"
+    );
+}
+
+#[test]
+fn bad_installs_are_one_line_errors_that_leave_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    imported(dir.path(), "@tiny-harness-tests/no-such-package-exists");
+    let missing = run_in(dir.path(), &["mcp", "install"], None);
+    one_error_line(&missing, &["server mcp/everything", "npm install", "404"]);
+    let store = dir.path().join("tiny-harness.store/mcp");
+    let left: Vec<_> = std::fs::read_dir(&store)
+        .map(|d| d.collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    assert!(
+        !dir.path().join("tiny-harness.lock").exists()
+            || lock(dir.path())["plugins"]["mcp"]["servers"]["everything"]["code"].is_null()
+    );
+
+    let ghost = run_in(dir.path(), &["mcp", "install", "ghost"], None);
+    one_error_line(&ghost, &["has no server ghost", "mcp/everything"]);
+
+    // A registry that cannot be reached.
+    let unreachable = Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
+        .args(["mcp", "install"])
+        .current_dir(dir.path())
+        .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
+        .env("npm_config_registry", "http://127.0.0.1:9/")
+        .output()
+        .unwrap();
+    one_error_line(&unreachable, &["server mcp/everything", "npm install"]);
+
+    // Installed code for a server the config no longer has goes.
+    imported(
+        dir.path(),
+        "@modelcontextprotocol/server-everything@2026.8.31",
+    );
+    assert_eq!(
+        run_in(dir.path(), &["mcp", "install"], None).status.code(),
+        Some(0)
+    );
+    std::fs::write(
+        dir.path().join("tiny-harness.toml"),
+        "[plugins.mcp]\npath = \"builtin:mcp\"\n",
+    )
+    .unwrap();
+    let gone = run_in(dir.path(), &["mcp", "install"], None);
+    assert!(
+        stdout(&gone).contains("mcp/everything: no longer in the config"),
+        "{}",
+        text(&gone)
+    );
+    assert!(lock(dir.path())["plugins"]["mcp"]["servers"]["everything"]["code"].is_null());
+    assert!(!store.join("everything").exists());
+}
+
+/// `tests/mcp/.uv/bin`, holding PyPI's uv (for its `uvx`), installed first
+/// if it is missing.
+fn uv_bin() -> PathBuf {
+    static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            let venv = npm::servers_dir().join(".uv");
+            let uvx = venv.join("bin/uvx");
+            if !uvx.is_file() {
+                let lock = std::fs::File::create(npm::servers_dir().join(".uv.lock")).unwrap();
+                lock.lock().unwrap();
+                if !uvx.is_file() {
+                    let made = Command::new("/usr/bin/python3")
+                        .args(["-m", "venv", "--clear"])
+                        .arg(&venv)
+                        .status()
+                        .unwrap();
+                    assert!(made.success());
+                    let installed = Command::new(venv.join("bin/pip"))
+                        .args(["install", "--quiet", "--require-hashes", "-r"])
+                        .arg(npm::servers_dir().join("uv-requirements.txt"))
+                        .status()
+                        .unwrap();
+                    assert!(installed.success(), "pip install uv failed");
+                }
+            }
+            venv.join("bin")
+        })
+        .clone()
+}
+
+#[test]
+fn a_pypi_server_as_uvx_starts_it_is_installed_and_runs_confined() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = format!(
+        "{}:{}",
+        uv_bin().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
+            .env("PATH", &path)
+            .output()
+            .unwrap()
+    };
+    let add = run(&[
+        "mcp",
+        "add",
+        "time",
+        "--",
+        "uvx",
+        "mcp-server-time==2026.10.19",
+        "--local-timezone",
+        "UTC",
+    ]);
+    assert_eq!(add.status.code(), Some(0), "{}", text(&add));
+    let install = run(&["mcp", "install"]);
+    assert_eq!(install.status.code(), Some(0), "{}", text(&install));
+    assert!(
+        stdout(&install).contains("pypi mcp-server-time 2026.10.19 (sha256:"),
+        "{}",
+        text(&install)
+    );
+    let code = &lock(dir.path())["plugins"]["mcp"]["servers"]["time"]["code"];
+    assert!(
+        code["dependencies"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|k| k.starts_with("mcp@")),
+        "{code}"
+    );
+    let now = run(&["call", "mcp/time.get_current_time", r#"{"timezone":"UTC"}"#]);
+    assert_eq!(now.status.code(), Some(0), "{}", text(&now));
+    assert!(
+        stdout(&now).contains("\"timezone\":\"UTC\""),
+        "{}",
+        text(&now)
+    );
+}
