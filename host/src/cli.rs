@@ -222,6 +222,13 @@ enum McpAction {
         #[arg(long, requires = "server")]
         upgrade: bool,
     },
+    /// Start a stdio server of the config as the host starts it, confined, under strace,
+    /// through an MCP handshake: every file access and connection it was denied, and the
+    /// config lines that would allow them. Exit code 1 when something was denied.
+    Doctor {
+        /// The server: <server> or <plugin>/<server>.
+        server: String,
+    },
     /// Add a stdio MCP server to the config (--config), with the grants its launcher needs to
     /// run confined: read of its interpreter and package, each absolute path among its
     /// arguments as a directory (read-only unless --write), no network. Prints what it
@@ -422,7 +429,13 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             one_line(&shared.display().to_string()),
         );
     }
-    let quiet = matches!(cli.command, Command::Plugins { .. });
+    let quiet = matches!(
+        cli.command,
+        Command::Plugins { .. }
+            | Command::Mcp {
+                action: McpAction::Doctor { .. }
+            }
+    );
     if !quiet {
         warn_failed_sources(&host);
     }
@@ -496,6 +509,9 @@ async fn command(
         Command::Pins {
             action: PinsAction::Update { server },
         } => pins::update(&host, server.as_deref()).await,
+        Command::Mcp {
+            action: McpAction::Doctor { server },
+        } => mcp::doctor(&host, &server).await,
         Command::Mcp { .. } | Command::Workflow { .. } => {
             unreachable!("handled before the config is loaded")
         }

@@ -96,8 +96,10 @@ pub const SYSTEM_READ: &[&str] = &[
     "/etc/os-release",
     "/etc/debian_version",
     "/etc/lsb-release",
-    // Media types by file name (Python's mimetypes reads it at start).
+    // Media types by file name (Python's mimetypes reads it at start), and
+    // locale names (`/usr/share/locale/locale.alias` links here).
     "/etc/mime.types",
+    "/etc/locale.alias",
     "/dev/urandom",
     "/dev/random",
 ];

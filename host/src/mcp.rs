@@ -24,6 +24,7 @@ mod client;
 mod connect;
 pub mod convert;
 pub mod declaration;
+pub mod doctor;
 pub mod import;
 pub mod install;
 pub mod launch;

@@ -111,3 +111,88 @@ pub(super) async fn install(
     emit(&lines.join("\n"))?;
     Ok(ExitCode::SUCCESS)
 }
+
+/// `tiny-harness mcp doctor SERVER`.
+pub(super) async fn doctor(host: &tiny_harness_host::Host, name: &str) -> anyhow::Result<ExitCode> {
+    use tiny_harness_host::mcp::launch::Target;
+    let sources = host.mcp_sources();
+    let found = sources.iter().find(|(plugin, source)| {
+        source.server() == name || format!("{plugin}/{}", source.server()) == name
+    });
+    let Some((plugin, source)) = found else {
+        let names: Vec<String> = sources
+            .iter()
+            .map(|(p, s)| format!("{p}/{}", s.server()))
+            .collect();
+        anyhow::bail!(
+            "there is no mcp server {} (servers: {})",
+            one_line(name),
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            }
+        );
+    };
+    let key = format!("{plugin}/{}", source.server());
+    let Some(launch) = source.launch() else {
+        // Refused before anything ran: the reason says what to do.
+        emit(&format!(
+            "{key}: {}",
+            one_line(&source.status().state.to_string())
+        ))?;
+        return Ok(ExitCode::from(1));
+    };
+    let Target::Process(program) = &launch.target else {
+        anyhow::bail!("{key} is reached over HTTP: mcp doctor starts stdio servers");
+    };
+    let diagnosis = tiny_harness_host::mcp::doctor::diagnose(program, plugin, launch.timeout)
+        .await
+        .map_err(|e| anyhow::anyhow!("{key}: {e}"))?;
+    let confined = if program.policy.is_some() {
+        "confined"
+    } else {
+        "unconfined (confinement = \"none\")"
+    };
+    let mut lines = vec![format!(
+        "{key}: ran {confined} for {} ms; {}; {}",
+        diagnosis.ran.as_millis(),
+        diagnosis.ended,
+        if diagnosis.listed {
+            "it listed its tools"
+        } else {
+            "it did not list its tools"
+        }
+    )];
+    use tiny_harness_host::mcp::doctor::Denied;
+    if diagnosis.denied.is_empty() {
+        lines.push("nothing was denied".to_owned());
+    } else {
+        lines.push("denied:".to_owned());
+        for denial in &diagnosis.denied {
+            lines.push(match denial {
+                Denied::Read(path) => format!("  read {}", one_line(path)),
+                Denied::Write(path) => format!("  write {}", one_line(path)),
+                Denied::Execute(path) => format!("  run {}", one_line(path)),
+                Denied::Connect(address, port) => format!("  connect {}:{port}", one_line(address)),
+                Denied::UnixSocket => "  a Unix socket".to_owned(),
+            });
+        }
+    }
+    if !diagnosis.fixes.is_empty() {
+        lines.push("to allow them, add (merging with what is there):".to_owned());
+        lines.extend(diagnosis.fixes.iter().map(|f| format!("  {f}")));
+    }
+    lines.extend(
+        diagnosis
+            .notes
+            .iter()
+            .map(|n| format!("note: {}", one_line(n))),
+    );
+    emit(&lines.join("\n"))?;
+    Ok(if diagnosis.denied.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -200,6 +200,12 @@ impl McpSource {
         self.watch.read().map(|w| w.drift()).unwrap_or_default()
     }
 
+    /// What the host starts or reaches for it, when its declaration was
+    /// granted.
+    pub fn launch(&self) -> Option<&Launch> {
+        self.launch.as_ref()
+    }
+
     /// The server's name.
     pub fn server(&self) -> &str {
         &self.server
@@ -419,9 +425,19 @@ impl McpSource {
                 *connection = Some(open);
                 Ok((peer, generation))
             }
-            Err(failure) => {
+            Err(mut failure) => {
                 if let Some(said) = &failure.said {
                     tracing::warn!(target: "tiny_harness::mcp", server = %self.server, "its last words: {said}");
+                }
+                // A confined program that did not start may have been
+                // denied what it needs: say so, and how to find out.
+                if let super::launch::Target::Process(program) = &launch.target
+                    && program.policy.is_some()
+                {
+                    failure.reason.push_str(&format!(
+                        " (it ran confined: tiny-harness mcp doctor {} names what it was denied)",
+                        self.server
+                    ));
                 }
                 self.set_status(|s| s.state = State::Failed(failure.detailed()));
                 Err(CallError::Unavailable(failure.for_model()))

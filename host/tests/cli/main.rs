@@ -6,6 +6,7 @@
 
 mod add;
 mod bundled;
+mod doctor;
 mod install;
 mod intrinsics;
 mod journal;
