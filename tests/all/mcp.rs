@@ -291,11 +291,11 @@ async fn programs_that_are_not_mcp_servers_fail_their_source_in_one_line() {
         ),
         (
             "garbage",
-            json!({"command": "sh", "args": ["-c", "echo this is not json; sleep 30"], "timeout_ms": 2000}),
+            json!({"command": "sh", "args": ["-c", "echo this is not json; sleep 30"], "start_timeout_ms": 2000}),
         ),
         (
             "silent",
-            json!({"command": "sh", "args": ["-c", "sleep 30"], "timeout_ms": 1000}),
+            json!({"command": "sh", "args": ["-c", "sleep 30"], "start_timeout_ms": 1000}),
         ),
     ];
     let servers: serde_json::Map<_, _> = cases
@@ -319,8 +319,34 @@ async fn programs_that_are_not_mcp_servers_fail_their_source_in_one_line() {
         if name == "exits" {
             assert!(why.contains("dying words"), "{why}");
         }
+        if name == "silent" {
+            assert!(
+                why.contains("did not finish starting within 1000 ms (its start_timeout_ms)"),
+                "{why}"
+            );
+        }
     }
     assert!(host.registry().is_empty());
+}
+
+#[tokio::test]
+async fn a_slow_start_is_bounded_by_the_start_timeout_not_the_call_timeout() {
+    let js = everything_js().display().to_string();
+    // Two seconds to start, then a server whose calls take milliseconds:
+    // the call timeout (500 ms) must not bound the start.
+    let slow = json!({
+        "command": "sh",
+        "args": ["-c", format!("sleep 2; exec node '{js}' stdio")],
+        "timeout_ms": 500,
+    });
+    let mut spec = mcp_plugin(json!({ "slow": slow }));
+    spec.grants.exec.push(exec("sh"));
+    let host = host_of(spec).await;
+    let state = status(&host, "slow").state;
+    assert!(!matches!(state, State::Failed(_)), "{state:?}");
+    assert_eq!(host.registry().len(), 13, "every tool listed");
+    let outcome = call(&host, "mcp/slow.echo", json!({"message": "late"})).await;
+    assert!(!outcome.is_error(), "{}", outcome.render());
 }
 
 #[tokio::test]

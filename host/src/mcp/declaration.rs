@@ -14,6 +14,9 @@ pub struct Declaration {
     pub transport: Transport,
     /// The longest one call may take; `None` for the plugin's timeout.
     pub timeout: Option<Duration>,
+    /// The longest starting may take; `None` for
+    /// [`super::launch::DEFAULT_START_TIMEOUT`].
+    pub start_timeout: Option<Duration>,
     /// Start it with the host even when the lock file could stand in for it.
     pub eager: bool,
     /// Host directories to tell the server about as roots.
@@ -69,6 +72,7 @@ impl fmt::Debug for Declaration {
             .field("name", &self.name)
             .field("transport", &self.transport)
             .field("timeout", &self.timeout)
+            .field("start_timeout", &self.start_timeout)
             .field("eager", &self.eager)
             .field("roots", &self.roots)
             .finish()

@@ -21,6 +21,14 @@ use crate::grant::{self, Grants, NetGrant};
 
 use super::declaration::{Declaration, Http, Stdio, Transport};
 
+/// How long a server may take to start when its declaration does not say:
+/// enough for an interpreter's first start (imports compiled, caches
+/// filled), far more than a call needs.
+pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The longest start a declaration may ask for.
+pub const MAX_START_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// A declared server, checked against the grants and resolved.
 #[derive(Debug)]
 pub struct Launch {
@@ -30,6 +38,9 @@ pub struct Launch {
     pub target: Target,
     /// The longest one call may take.
     pub timeout: Duration,
+    /// The longest starting may take (the program started and its session
+    /// open), apart from the call timeout.
+    pub start_timeout: Duration,
     /// Start with the host.
     pub eager: bool,
     /// Roots to answer `roots/list` with, as `file://` URIs of granted
@@ -107,6 +118,9 @@ impl Launch {
             server: declaration.name.clone(),
             target,
             timeout: declaration.timeout.map_or(timeout, |t| t.min(timeout)),
+            start_timeout: declaration
+                .start_timeout
+                .map_or(DEFAULT_START_TIMEOUT, |t| t.min(MAX_START_TIMEOUT)),
             eager: declaration.eager,
             roots,
         })

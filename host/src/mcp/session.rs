@@ -386,7 +386,7 @@ impl McpSource {
             .as_ref()
             .ok_or_else(|| CallError::Unavailable(self.status().state.to_string()))?;
         let opened = tokio::time::timeout(
-            launch.timeout,
+            launch.start_timeout,
             connect::connect(
                 launch,
                 self.handler(launch),
@@ -398,8 +398,8 @@ impl McpSource {
         .await
         .unwrap_or_else(|_| {
             Err(connect::Failure::from(format!(
-                "it did not finish starting within {} ms",
-                launch.timeout.as_millis()
+                "it did not finish starting within {} ms (its start_timeout_ms)",
+                launch.start_timeout.as_millis()
             )))
         });
         match opened {

@@ -224,6 +224,9 @@ fn declarations(
             timeout: source
                 .timeout_ms
                 .map(|ms| std::time::Duration::from_millis(u64::from(ms.max(1)))),
+            start_timeout: source
+                .start_timeout_ms
+                .map(|ms| std::time::Duration::from_millis(u64::from(ms.max(1)))),
             eager: source.eager,
             roots: source.roots.clone(),
         });

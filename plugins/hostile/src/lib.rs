@@ -209,6 +209,7 @@ impl Guest for Hostile {
                     cwd: None,
                 }),
                 timeout_ms: None,
+                start_timeout_ms: None,
                 eager: false,
                 roots: Vec::new(),
             }),

@@ -8,7 +8,8 @@
 //! args = ["node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"]
 //! env = { EVERYTHING_TOKEN = "${EVERYTHING_TOKEN}" }   # optional
 //! cwd = "/abs/path"                                   # optional
-//! timeout_ms = 10000                                  # optional
+//! timeout_ms = 10000                                  # optional: per call
+//! start_timeout_ms = 60000                            # optional: to start
 //! eager = true                                        # optional
 //! roots = ["/abs/path"]                               # optional: roots/list
 //!
@@ -61,6 +62,7 @@ struct Server {
     #[serde(default)]
     headers: BTreeMap<String, String>,
     timeout_ms: Option<u32>,
+    start_timeout_ms: Option<u32>,
     #[serde(default)]
     eager: bool,
     #[serde(default)]
@@ -133,6 +135,7 @@ fn source(key: &str, server: Server) -> Result<McpSource, String> {
         name: server_name(key),
         transport,
         timeout_ms: server.timeout_ms,
+        start_timeout_ms: server.start_timeout_ms,
         eager: server.eager,
         roots: server.roots,
     })

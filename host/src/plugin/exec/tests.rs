@@ -126,6 +126,7 @@ fn as_server(grants: &Grants, case: &Case) -> Result<Vec<(String, String)>, Stri
             cwd: None,
         }),
         timeout: None,
+        start_timeout: None,
         eager: false,
         roots: Vec::new(),
     };
