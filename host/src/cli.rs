@@ -13,6 +13,7 @@
 //! The process exits as soon as its output is written, even if a plugin
 //! left a thread blocked in a host call.
 
+mod args;
 mod mcp;
 mod pins;
 mod plugins;
@@ -25,12 +26,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use clap::{Parser, Subcommand};
+use args::{Cli, Command, McpAction, PinsAction, WorkflowAction};
+use clap::Parser as _;
 use tiny_harness_host::display::{block, one_line};
-use tiny_harness_host::{
-    CompileCache, Config, Host, HostBuilder, Journal, PluginEngine, Provider, ToolCall,
-    config::DEFAULT_FILE,
-};
+use tiny_harness_host::{CompileCache, Config, Host, HostBuilder, Journal, PluginEngine, ToolCall};
 
 /// Exit code for a usage or config error.
 const EXIT_USAGE: u8 = 2;
@@ -39,222 +38,6 @@ const EXIT_USAGE: u8 = 2;
 /// the arguments of any real call, and a bound on what a runaway producer
 /// (`yes | tiny-harness call ...`) can make the process hold in memory.
 const MAX_STDIN_ARGUMENTS: u64 = 64 << 20;
-
-#[derive(Parser)]
-#[command(
-    name = "tiny-harness",
-    version,
-    about = "Run sandboxed WebAssembly tools the way a model calls them",
-    long_about = "Run sandboxed WebAssembly tools the way a model calls them.\n\n\
-The host has no tools of its own: every tool comes from a plugin (a WebAssembly \
-component) that the config loads and grants exactly what it may touch. Tools are \
-named <plugin>/<server>.<tool>.",
-    after_help = "Exit codes: 0 a result, 1 an error result, 2 a usage or config error, 128+N when \
-stopped by signal N (SIGINT, SIGTERM, SIGHUP; MCP servers are stopped with it).\n\n\
-Text from plugins (descriptions, error messages, results) is shown with control and bidi \
-characters escaped (\\x1b, \\r, \\u{202e}, ...), so it cannot move the cursor or forge lines; \
---json carries it exactly.\n\n\
-Compiled plugins are cached in $TINY_HARNESS_CACHE_DIR, else $XDG_CACHE_HOME/tiny-harness, \
-else ~/.cache/tiny-harness (a directory only you may write); --no-cache compiles afresh."
-)]
-struct Cli {
-    /// The host config to load.
-    #[arg(long, global = true, value_name = "PATH", default_value = DEFAULT_FILE)]
-    config: PathBuf,
-
-    /// Compile every plugin afresh, without reading or writing the compile cache.
-    #[arg(long, global = true)]
-    no_cache: bool,
-
-    /// Append one JSON line per call to this file: time, call id, tool, hashes of the
-    /// arguments, of the tool's definition and of the rendered result, and the outcome.
-    #[arg(long, global = true, value_name = "FILE")]
-    journal: Option<PathBuf>,
-
-    /// With --journal, also record the arguments and the rendered result themselves.
-    #[arg(long, global = true, requires = "journal")]
-    journal_full: bool,
-
-    /// Refuse to run unless every tool and component is exactly as in the config's lock (NAME.lock beside NAME.toml)
-    /// (beside the config), and never write the lock: for CI.
-    #[arg(long, global = true)]
-    locked: bool,
-
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// List every registered tool: name, idempotency, source plugin, input-schema sha256 and the first line of its description.
-    Tools {
-        /// Print a JSON array instead of a table (includes each input schema and any output schema, with their sha256).
-        #[arg(long)]
-        json: bool,
-        /// Show each tool as this provider is sent it: its wire name and its definition in the
-        /// provider's format (openai-chat, openai-responses, anthropic, gemini, bedrock, mcp).
-        #[arg(long, value_name = "P")]
-        provider: Option<Provider>,
-        /// Also register and list the twelve intrinsics (create_plan, ..., emit_ui), under
-        /// their bare names.
-        #[arg(long)]
-        intrinsics: bool,
-    },
-    /// List every loaded plugin: its component's sha256 and whether it is pinned, its tool count, and exactly what it is granted.
-    Plugins {
-        /// Print a JSON array instead of a table (includes the limits).
-        #[arg(long)]
-        json: bool,
-    },
-    /// Make one validated call and print the result as an untrusted block.
-    Call {
-        /// The tool's full name, <plugin>/<server>.<tool>, or with --workflow an intrinsic's
-        /// bare name (create_plan, ...).
-        name: String,
-        /// The arguments as a JSON object; `-` reads them from standard input.
-        #[arg(default_value = "{}", value_name = "ARGS_JSON")]
-        arguments: String,
-        /// The call id shown in the result block.
-        #[arg(long, default_value = "cli-1")]
-        id: String,
-        /// Print the outcome as JSON (result or error, and the rendered block).
-        #[arg(long)]
-        json: bool,
-        /// Run an intrinsic against the workflow state in this file (a new task if it is
-        /// missing): its command is applied and the new state written atomically; a refused
-        /// call leaves the file as it was.
-        #[arg(long, value_name = "STATE.json")]
-        workflow: Option<PathBuf>,
-        /// With --workflow, the acting participant the host binds to the call.
-        #[arg(long, value_name = "ID", requires = "workflow")]
-        actor: Option<String>,
-    },
-    /// Work with recorded workflows.
-    Workflow {
-        #[command(subcommand)]
-        action: WorkflowAction,
-    },
-    /// Run what a model asked for: the tool calls of a recorded provider response (one JSON
-    /// document, or JSON Lines of turns), one loop iteration per turn, through the registry and
-    /// the sandbox. Prints each call's result block, or with --json the provider-format
-    /// tool-result messages of each turn.
-    Replay {
-        /// The recorded response(s).
-        file: PathBuf,
-        /// The provider whose format they are in (openai-chat, openai-responses, anthropic,
-        /// gemini, bedrock, mcp).
-        #[arg(long, value_name = "P")]
-        provider: Provider,
-        /// Print, per turn, the calls and the provider's tool-result messages as JSON.
-        #[arg(long)]
-        json: bool,
-        /// Offer the intrinsics too and apply their calls, turn by turn in the response's
-        /// order, to the workflow state in this file (a new task if it is missing); the new state
-        /// is written atomically after the last turn.
-        #[arg(long, value_name = "STATE.json")]
-        workflow: Option<PathBuf>,
-        /// With --workflow, the acting participant the host binds to the intrinsic calls.
-        #[arg(long, value_name = "ID", requires = "workflow")]
-        actor: Option<String>,
-    },
-    /// Compare tools with their pins in the config's lock (NAME.lock beside NAME.toml), or pin them again.
-    Pins {
-        #[command(subcommand)]
-        action: PinsAction,
-    },
-    /// Work with MCP configs of other clients.
-    Mcp {
-        #[command(subcommand)]
-        action: McpAction,
-    },
-}
-
-#[derive(Subcommand)]
-enum WorkflowAction {
-    /// Replay a recorded command list (JSON Lines of workflow commands) from a new task and
-    /// print the final state as JSON. Exit code 1 at the first refused command.
-    Apply {
-        /// The commands, one JSON object per line.
-        file: PathBuf,
-        /// Start from this workflow state instead of a new task.
-        #[arg(long, value_name = "STATE.json")]
-        from: Option<PathBuf>,
-    },
-}
-
-#[derive(Subcommand)]
-enum PinsAction {
-    /// Show, field by field, how each tool differs from its pin (MCP servers are listed
-    /// again first). Exit code 1 when anything differs.
-    Diff {
-        /// Only this server (<plugin>/<server>) or plugin.
-        server: Option<String>,
-    },
-    /// Register the tools again as they are now and rewrite their pins in the lock.
-    Update {
-        /// Only this server (<plugin>/<server>) or plugin.
-        server: Option<String>,
-    },
-}
-
-#[derive(Subcommand)]
-enum McpAction {
-    /// Print the [plugins.mcp] block, grants included, for a Claude Desktop, Cursor or
-    /// VS Code MCP config, for you to review and paste. Secret values are not copied:
-    /// they become ${NAME} references to host variables.
-    Import {
-        /// The JSON config (claude_desktop_config.json, .cursor/mcp.json, .vscode/mcp.json).
-        file: PathBuf,
-        /// The path written for the mcp plugin's component (default: the one bundled in
-        /// this binary).
-        #[arg(long, default_value = "builtin:mcp")]
-        wasm: String,
-    },
-    /// Install the servers of the config (--config) that npx, npm exec, bunx, uvx, uv tool
-    /// run or pipx run would fetch at every start: each package with its dependencies, once,
-    /// into NAME.store beside NAME.toml, its exact version and integrity pinned in the lock.
-    /// They then start from there, confined, offline. A server the lock records is installed
-    /// exactly as recorded; --upgrade is the one way to move it.
-    Install {
-        /// One server (<server> or <plugin>/<server>); all of them when left out.
-        server: Option<String>,
-        /// Install the newest version of SERVER and record it in the lock.
-        #[arg(long, requires = "server")]
-        upgrade: bool,
-    },
-    /// Start a stdio server of the config as the host starts it, confined, under strace,
-    /// through an MCP handshake: every file access and connection it was denied, and the
-    /// config lines that would allow them. Exit code 1 when something was denied.
-    Doctor {
-        /// The server: <server> or <plugin>/<server>.
-        server: String,
-    },
-    /// Add a stdio MCP server to the config (--config), with the grants its launcher needs to
-    /// run confined: read of its interpreter and package, each absolute path among its
-    /// arguments as a directory (read-only unless --write), no network. Prints what it
-    /// granted, for review.
-    #[command(
-        after_help = "Examples:\n  tiny-harness mcp add files -- node /opt/mcp/server-filesystem/dist/index.js /srv/docs\n  tiny-harness mcp add time --env TZ -- /home/me/.venvs/mcp/bin/python -m mcp_server_time"
-    )]
-    Add {
-        /// The server's name: the middle part of its tools' names (a-z, 0-9, _ and -).
-        name: String,
-        /// A variable for the server: K (the host's K, granted by name), K=${VAR} (the
-        /// host's VAR) or K=V (the value V, written into the config). Repeatable.
-        #[arg(long = "env", short = 'e', value_name = "K[=V]")]
-        env: Vec<String>,
-        /// A directory among its arguments to grant read-write instead of read-only.
-        /// Repeatable.
-        #[arg(long = "write", value_name = "DIR")]
-        write: Vec<PathBuf>,
-        /// The component written for a new [plugins.mcp] (default: the bundled one).
-        #[arg(long, default_value = "builtin:mcp")]
-        wasm: String,
-        /// The server's command and its arguments, after `--`.
-        #[arg(last = true, required = true, value_name = "COMMAND")]
-        command: Vec<String>,
-    },
-}
 
 /// Runs the command line and returns the process's exit code.
 pub fn main() -> ExitCode {
