@@ -100,6 +100,14 @@ struct HostState {
     store: Option<crate::mcp::store::Store>,
 }
 
+impl HostState {
+    /// The lock, if the host has one (a poisoned mutex still holds a
+    /// consistent lock: every change to it is one assignment).
+    fn lock_state(&self) -> std::sync::MutexGuard<'_, Option<LockState>> {
+        self.lock.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 impl HostBuilder {
     /// A builder with a fresh engine and an empty registry.
     pub fn new() -> Result<Self, HostError> {
@@ -273,7 +281,7 @@ impl HostBuilder {
     /// lock is never written. Call before loading plugins.
     pub fn lock_file(&mut self, path: PathBuf, locked: bool) -> Result<&mut Self, HostError> {
         let state = LockState::open(path, None, locked)?;
-        *self.state.lock.lock().unwrap_or_else(|e| e.into_inner()) = Some(state);
+        *self.state.lock_state() = Some(state);
         Ok(self)
     }
 
@@ -292,13 +300,13 @@ impl HostBuilder {
             locked,
         )?;
         self.state.store = Some(crate::mcp::store::Store::beside(&config.path));
-        *self.state.lock.lock().unwrap_or_else(|e| e.into_inner()) = Some(state);
+        *self.state.lock_state() = Some(state);
         Ok(self)
     }
 
     /// Runs `f` on the lock, if there is one.
     fn with_lock<T>(&self, f: impl FnOnce(&mut LockState) -> T) -> Option<T> {
-        let mut lock = self.state.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut lock = self.state.lock_state();
         lock.as_mut().map(f)
     }
 
@@ -350,13 +358,7 @@ impl HostBuilder {
 
     /// Finishes the host.
     pub fn build(self) -> Host {
-        if let Some(lock) = self
-            .state
-            .lock
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_mut()
-        {
+        if let Some(lock) = self.state.lock_state().as_mut() {
             lock.keep_only(|plugin| self.state.guards.contains_key(plugin));
         }
         let mut invoker = Invoker::new(Arc::new(LiveRegistry::new(self.registry)));

@@ -88,7 +88,7 @@ pub use diff::{MAX_DIFF_LINES, MAX_VALUE_CHARS, diff_lines};
 pub use format::MAX_SCHEMA_DEPTH;
 pub use lock::{
     LOCK_FILE, Lock, LockError, MAX_LOCK_BYTES, PluginPins, Problem, ServerPins, ToolPin,
-    legacy_lock_path, lock_path,
+    legacy_lock_path, load_own_or_shared, lock_path,
 };
 
 /// sha256 (64 lowercase hex) over the RFC 8785 canonical JSON of the

@@ -17,7 +17,9 @@
 
 use std::path::PathBuf;
 
-use crate::pin::{Code, Lock, ServerPins, ToolPin, changed_fields, definition_hash};
+use crate::pin::{
+    Code, Lock, ServerPins, ToolPin, changed_fields, definition_hash, load_own_or_shared,
+};
 use crate::tool::ToolDefinition;
 
 use super::HostError;
@@ -43,24 +45,14 @@ impl LockState {
         legacy: Option<PathBuf>,
         locked: bool,
     ) -> Result<LockState, HostError> {
-        if let Some(lock) = Lock::load(&path)? {
+        if let Some((lock, from)) = load_own_or_shared(&path, legacy.as_deref())? {
+            let migrated_from = (from != path).then_some(from);
             return Ok(LockState {
+                dirty: migrated_from.is_some(),
                 path,
                 lock,
                 locked,
-                dirty: false,
-                migrated_from: None,
-            });
-        }
-        if let Some(legacy) = legacy
-            && let Some(lock) = Lock::load(&legacy)?
-        {
-            return Ok(LockState {
-                path,
-                lock,
-                locked,
-                dirty: true,
-                migrated_from: Some(legacy),
+                migrated_from,
             });
         }
         if locked {

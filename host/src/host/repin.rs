@@ -24,7 +24,7 @@ impl Host {
     /// lock of its own yet: the `tiny-harness.lock` that every config in
     /// the directory used to share (see [`super::HostBuilder::config_lock`]).
     pub fn lock_taken_from(&self) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
-        let lock = self.state.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let lock = self.state.lock_state();
         let lock = lock.as_ref()?;
         Some((lock.migrated_from.clone()?, lock.path.clone()))
     }
@@ -32,7 +32,7 @@ impl Host {
     /// Writes the lock file if pins were added (trust on first use). Never
     /// writes with `--locked`. True if it was written.
     pub fn save_lock(&self) -> Result<bool, HostError> {
-        let mut lock = self.state.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut lock = self.state.lock_state();
         match lock.as_mut() {
             Some(lock) => lock.save(),
             None => Ok(false),
@@ -49,7 +49,7 @@ impl Host {
             return Vec::new();
         };
         let recorded: Vec<(String, String, crate::pin::Code)> = {
-            let lock = self.state.lock.lock().unwrap_or_else(|e| e.into_inner());
+            let lock = self.state.lock_state();
             let Some(lock) = lock.as_ref() else {
                 return Vec::new();
             };
@@ -147,14 +147,7 @@ impl Host {
         &self,
         filter: Option<&str>,
     ) -> Result<Vec<(String, usize)>, HostError> {
-        if self
-            .state
-            .lock
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .is_some_and(|l| l.locked)
-        {
+        if self.state.lock_state().as_ref().is_some_and(|l| l.locked) {
             return Err(HostError::Locked {
                 plugin: None,
                 message: "pins are never updated under --locked".to_owned(),
@@ -201,13 +194,7 @@ impl Host {
                     }
                 }
             }
-            if let Some(lock) = self
-                .state
-                .lock
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_mut()
-            {
+            if let Some(lock) = self.state.lock_state().as_mut() {
                 lock.set_server(&plugin, &server, &current);
             }
             done.push((key, count));

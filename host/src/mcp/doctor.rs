@@ -343,16 +343,14 @@ fn grantable(path: &str, home: Option<&Path>, notes: &mut Vec<String>) -> Option
     Some(dir.display().to_string())
 }
 
-/// `paths` without any inside another.
-fn minimal(mut paths: Vec<String>) -> Vec<String> {
+/// `paths`, sorted, without any inside another.
+fn minimal(paths: Vec<String>) -> Vec<String> {
+    let mut paths: Vec<PathBuf> = paths.into_iter().map(PathBuf::from).collect();
     paths.sort();
-    let mut kept: Vec<String> = Vec::new();
-    for path in paths {
-        if !kept.iter().any(|k| Path::new(&path).starts_with(k)) {
-            kept.push(path);
-        }
-    }
-    kept
+    super::launcher::outermost(paths)
+        .into_iter()
+        .map(|p| p.display().to_string())
+        .collect()
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use serde_json::Value;
 use super::launcher;
 use super::store::{Fetch, Store};
 use crate::config::Config;
-use crate::pin::{Code, Lock};
+use crate::pin::Code;
 
 /// What `mcp install` did for one server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,15 +66,11 @@ pub async fn install(
         return Err("--upgrade moves one server at a time: name it (tiny-harness mcp install --upgrade SERVER)".to_owned());
     }
     let lock_path = crate::pin::lock_path(&config.path);
-    let mut lock = match Lock::load(&lock_path).map_err(|e| e.to_string())? {
-        Some(lock) => lock,
-        None => match crate::pin::legacy_lock_path(&config.path) {
-            Some(shared) => Lock::load(&shared)
-                .map_err(|e| e.to_string())?
-                .unwrap_or_default(),
-            None => Lock::default(),
-        },
-    };
+    let shared = crate::pin::legacy_lock_path(&config.path);
+    let mut lock = crate::pin::load_own_or_shared(&lock_path, shared.as_deref())
+        .map_err(|e| e.to_string())?
+        .map(|(lock, _)| lock)
+        .unwrap_or_default();
     let before = lock.clone();
     let store = Store::beside(&config.path);
     let mut reports = Vec::new();

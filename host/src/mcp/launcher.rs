@@ -292,7 +292,7 @@ fn argument_dirs(args: &[String], plan: &mut Plan) {
 
 /// The file `command` runs: a path (made absolute) or the first executable
 /// file of that name on `path`.
-fn locate(command: &str, path: Option<&OsStr>, cwd: &Path) -> Option<PathBuf> {
+pub(crate) fn locate(command: &str, path: Option<&OsStr>, cwd: &Path) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt as _;
     let executable = |p: &Path| {
         p.metadata()
@@ -517,11 +517,18 @@ fn absolute(path: &Path, cwd: &Path) -> PathBuf {
 /// path inside another.
 fn minimal(paths: Vec<PathBuf>) -> Vec<PathBuf> {
     let system = |p: &Path| crate::confine::SYSTEM_READ.iter().any(|s| p.starts_with(s));
+    outermost(
+        paths
+            .into_iter()
+            .filter(|p| !system(p) && p != Path::new("/")),
+    )
+}
+
+/// `paths` in their first order, without duplicates and without any path
+/// inside another.
+pub(crate) fn outermost(paths: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
     let mut kept: Vec<PathBuf> = Vec::new();
     for path in paths {
-        if system(&path) || path == Path::new("/") {
-            continue;
-        }
         if kept.iter().any(|k| path.starts_with(k)) {
             continue;
         }

@@ -335,16 +335,24 @@ impl Drop for Staging {
     }
 }
 
-/// The first executable file `name` on `path`.
+/// The first executable file `name` on `path` (the launcher's lookup).
 pub(crate) fn find(name: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::env::split_paths(path?)
-        .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join(name))
-        .find(|p| {
-            p.metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+    super::launcher::locate(name, path, Path::new("/"))
+}
+
+/// The host variables every package manager step gets (`PATH`, `LANG`,
+/// `TZ`, as the host has them), before what each adds.
+fn base_env() -> Vec<(String, String)> {
+    ["PATH", "LANG", "TZ"]
+        .iter()
+        .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_owned(), v)))
+        .collect()
+}
+
+/// Those of `paths` that exist: a package manager's config files, read
+/// when present.
+fn present(paths: impl IntoIterator<Item = Option<PathBuf>>) -> impl Iterator<Item = PathBuf> {
+    paths.into_iter().flatten().filter(|p| p.exists())
 }
 
 /// The user's home, for the package managers' own config and cache.

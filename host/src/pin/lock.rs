@@ -66,6 +66,23 @@ pub fn legacy_lock_path(config_path: &Path) -> Option<PathBuf> {
     (own != shared).then_some(shared)
 }
 
+/// The lock a config reads: `own` ([`lock_path`]), or, while it does not
+/// exist, the `shared` one its directory's configs used to share
+/// ([`legacy_lock_path`]). The lock, and the file it was read from; `None`
+/// when neither exists.
+pub fn load_own_or_shared(
+    own: &Path,
+    shared: Option<&Path>,
+) -> Result<Option<(Lock, PathBuf)>, LockError> {
+    if let Some(lock) = Lock::load(own)? {
+        return Ok(Some((lock, own.to_owned())));
+    }
+    match shared {
+        Some(shared) => Ok(Lock::load(shared)?.map(|lock| (lock, shared.to_owned()))),
+        None => Ok(None),
+    }
+}
+
 /// Everything pinned, by plugin name (the config's, never the component's).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Lock {

@@ -52,27 +52,17 @@ pub(super) async fn install(
             read.push(prefix.to_owned());
         }
     }
-    for config in [
+    read.extend(super::present([
         home.as_ref().map(|h| h.join(".npmrc")),
         Some(PathBuf::from("/etc/npmrc")),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        if config.is_file() {
-            read.push(config);
-        }
-    }
+    ]));
     let mut write = vec![dir.to_owned()];
     if let Some(cache) = &cache {
         std::fs::create_dir_all(cache)
             .map_err(|e| format!("cannot make npm's cache {}: {e}", cache.display()))?;
         write.push(cache.clone());
     }
-    let mut env: Vec<(String, String)> = ["PATH", "LANG", "TZ"]
-        .iter()
-        .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_owned(), v)))
-        .collect();
+    let mut env = super::base_env();
     if let Some(home) = &home {
         env.push(("HOME".to_owned(), home.display().to_string()));
     }

@@ -42,10 +42,7 @@ pub(super) async fn install(
     if let Ok(real) = python.canonicalize() {
         read.push(real);
     }
-    let mut env: Vec<(String, String)> = ["PATH", "LANG", "TZ"]
-        .iter()
-        .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_owned(), v)))
-        .collect();
+    let mut env = super::base_env();
     // The user's pip settings, and the local paths they name (a wheel
     // directory, a certificate) made readable; a path that does not exist
     // is left out, as pip would pass it over.
@@ -88,18 +85,11 @@ pub(super) async fn install(
     {
         write.push(cache.clone());
     }
-    for config in [
+    read.extend(super::present([
         home.as_ref().map(|h| h.join(".config/pip")),
         home.as_ref().map(|h| h.join(".pip")),
         Some(PathBuf::from("/etc/pip.conf")),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        if config.exists() {
-            read.push(config);
-        }
-    }
+    ]));
     if let Some(home) = &home {
         env.push(("HOME".to_owned(), home.display().to_string()));
     }
