@@ -43,8 +43,8 @@ pub(super) struct Cli {
     #[arg(long, global = true, requires = "journal")]
     pub(super) journal_full: bool,
 
-    /// Refuse to run unless every tool and component is exactly as in the config's lock (NAME.lock beside NAME.toml)
-    /// (beside the config), and never write the lock: for CI.
+    /// Refuse to run unless every tool and component is exactly as in the config's lock (NAME.lock beside NAME.toml),
+    /// and never write the lock: for CI.
     #[arg(long, global = true)]
     pub(super) locked: bool,
 
@@ -130,7 +130,7 @@ pub(super) enum Command {
         #[command(subcommand)]
         action: PinsAction,
     },
-    /// Work with MCP configs of other clients.
+    /// Add, import, install and diagnose MCP servers.
     Mcp {
         #[command(subcommand)]
         action: McpAction,
