@@ -121,3 +121,52 @@ async fn a_listing_that_fails_says_why() {
         py::finish(host, &marker).await;
     }
 }
+
+/// A server that answers `server/discover` with something that is no
+/// discover result (an empty result, another result, only versions no
+/// client speaks) is reached again with `initialize` at 2025-11-25, and
+/// `plugins` says why that generation was agreed. One that answers with
+/// an error (rmcp's own fallback) says so too.
+#[tokio::test]
+async fn a_discover_answer_that_is_no_discover_result_falls_back_to_initialize() {
+    for (how, because) in [
+        (
+            "empty",
+            "server/discover with an empty result, so initialize",
+        ),
+        (
+            "other",
+            "server/discover with a result that is not a discover result, so initialize",
+        ),
+        (
+            "future",
+            "server/discover with only versions the host does not speak (2099-01-01), so initialize",
+        ),
+        (
+            "error",
+            "server/discover with an error or not at all, so initialize",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let starts = dir.path().join("starts");
+        let marker = marker(&format!("hostile-discover-{how}"));
+        let host = hostile(
+            &[("DISCOVER", how), ("STARTS_FILE", py::path_str(&starts))],
+            &dir.path().join("calls"),
+            &marker,
+        )
+        .await;
+        let status = py::status(&host, "h");
+        assert_eq!(status.state, State::Connected, "{how}: {:?}", status.state);
+        assert_eq!(status.protocol.as_deref(), Some("2025-11-25"), "{how}");
+        let said = status.protocol_because.unwrap_or_default();
+        assert!(said.contains(because), "{how}: {said}");
+        // The fallback needs a fresh transport: the program is started
+        // again, once; rmcp's own fallback reuses the first.
+        let expected = if how == "error" { 1 } else { 2 };
+        assert_eq!(py::lines(&starts).len(), expected, "{how}");
+        let outcome = call(&host, "mcp/h.echo", json!({})).await;
+        assert_eq!(crate::common::text_of(&outcome), "echo", "{how}");
+        py::finish(host, &marker).await;
+    }
+}

@@ -211,6 +211,7 @@ fn source_json(source: &McpSource) -> serde_json::Value {
         "transport": status.transport,
         "target": status.target,
         "protocol": status.protocol,
+        "protocol_because": status.protocol_because,
         "state": state,
         "reason": reason,
         "tools": status.tools,
@@ -238,7 +239,10 @@ fn describe_source(table: &mut String, source: &McpSource) {
     let protocol = status
         .protocol
         .as_deref()
-        .map(|p| format!("protocol {}; ", one_line(p)))
+        .map(|p| match &status.protocol_because {
+            Some(why) => format!("protocol {} ({}); ", one_line(p), one_line(why)),
+            None => format!("protocol {}; ", one_line(p)),
+        })
         .unwrap_or_default();
     let transport = if status.transport.is_empty() {
         String::new()

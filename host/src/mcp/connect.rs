@@ -21,7 +21,9 @@ use rmcp::model::{
     ClientRequest, ListToolsRequest, PaginatedRequestParams, ProtocolVersion, ServerNotification,
     ServerResult, SubscriptionFilter,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -49,6 +51,9 @@ pub(super) struct Connection {
     pub generation: u64,
     /// The longest message it may send, in bytes.
     pub message_limit: usize,
+    /// Why the protocol generation agreed is not the newest, when it
+    /// is not.
+    pub agreed_because: Option<String>,
 }
 
 /// Why a session could not be opened. `reason` may go anywhere, the
@@ -90,6 +95,13 @@ impl Failure {
 
 /// Starts or reaches `launch`'s server and opens a session with it, as
 /// connection number `generations + 1` of source `server`.
+///
+/// The host asks for 2026-07-28 with `server/discover` and falls back to
+/// `initialize` at 2025-11-25 when the server answers with an error (rmcp
+/// does this) or with something that is no discover result: an empty
+/// result, another result, versions the host does not speak (real servers
+/// do all three). That fallback needs a fresh transport, so a program is
+/// started again and an HTTP server reached again.
 pub(super) async fn connect(
     launch: &Launch,
     handler: Handler,
@@ -97,10 +109,116 @@ pub(super) async fn connect(
     server: &str,
     generations: &AtomicU64,
 ) -> Result<Connection, Failure> {
-    let lifecycle = ClientLifecycleMode::Auto {
+    let auto = ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
         legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
     };
+    let (mut open, why) = match open(launch, handler.clone(), auto, limits, server).await {
+        Ok(open) => {
+            let why = open
+                .service
+                .peer()
+                .peer_info()
+                .filter(|i| i.protocol_version.has_initialize())
+                .map(|_| {
+                    "the server answered server/discover with an error or not at all, so initialize"
+                        .to_owned()
+                });
+            (open, why)
+        }
+        Err(Refused {
+            fallback: Some(answered),
+            failure,
+        }) => {
+            tracing::debug!(target: "tiny_harness::mcp", server, "falling back to initialize: {}", failure.reason);
+            let open = open(launch, handler, ClientLifecycleMode::Initialize, limits, server)
+                .await
+                .map_err(|refused| Failure {
+                    reason: format!(
+                        "the server answered server/discover with {answered}, and initialize then failed: {}",
+                        refused.failure.reason
+                    ),
+                    said: refused.failure.said,
+                })?;
+            let why = format!("the server answered server/discover with {answered}, so initialize");
+            (open, Some(why))
+        }
+        Err(refused) => return Err(refused.failure),
+    };
+    open.generation = generations.fetch_add(1, Ordering::SeqCst) + 1;
+    open.agreed_because = why;
+    Ok(open)
+}
+
+/// A session that did not open: why, and, when the server answered
+/// `server/discover` with something that is no discover result, what it
+/// answered (the fallback to `initialize` is then worth a try).
+struct Refused {
+    failure: Failure,
+    fallback: Option<String>,
+}
+
+impl From<Failure> for Refused {
+    fn from(failure: Failure) -> Refused {
+        Refused {
+            failure,
+            fallback: None,
+        }
+    }
+}
+
+impl From<String> for Refused {
+    fn from(reason: String) -> Refused {
+        Refused::from(Failure::from(reason))
+    }
+}
+
+/// What a failed handshake says about the server's `server/discover`
+/// answer, when it was an answer but no discover result.
+fn discover_answer(error: &ClientInitializeError) -> Option<String> {
+    use rmcp::model::ServerResult;
+    match error {
+        ClientInitializeError::ExpectedInitResult(Some(ServerResult::EmptyResult(_))) => {
+            Some("an empty result".to_owned())
+        }
+        ClientInitializeError::ExpectedInitResult(_) => {
+            Some("a result that is not a discover result".to_owned())
+        }
+        ClientInitializeError::ExpectedInitResponse(_) => {
+            Some("a message that is not a response to it".to_owned())
+        }
+        ClientInitializeError::ConflictInitResponseId(..)
+        | ClientInitializeError::UncorrelatedErrorResponse { .. } => {
+            Some("a response to another request".to_owned())
+        }
+        ClientInitializeError::NoCompatibleProtocolVersion {
+            server_supported, ..
+        } => {
+            let listed: Vec<String> = server_supported
+                .iter()
+                .take(8)
+                .map(|v| {
+                    crate::display::one_line(&v.to_string().chars().take(32).collect::<String>())
+                        .into_owned()
+                })
+                .collect();
+            Some(format!(
+                "only versions the host does not speak ({})",
+                listed.join(", ")
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Opens one session with `launch`'s server under `lifecycle`.
+async fn open(
+    launch: &Launch,
+    handler: Handler,
+    lifecycle: ClientLifecycleMode,
+    limits: &SourceLimits,
+    server: &str,
+) -> Result<Connection, Refused> {
     // Room for the largest result or listing the limits allow, and
     // never less than rmcp's own default.
     let message_limit = (limits.result_bytes.max(limits.registration.total_bytes))
@@ -122,21 +240,30 @@ pub(super) async fn connect(
                         child: Some(child),
                         listener: None,
                         tripped,
-                        generation: generations.fetch_add(1, Ordering::SeqCst) + 1,
+                        generation: 0,
                         message_limit,
+                        agreed_because: None,
                     })
                 }
                 Err(e) => {
+                    let fallback = discover_answer(&e);
+                    if fallback.is_some() {
+                        child.shutdown().await;
+                        return Err(Refused {
+                            failure: Failure::from(plain(&e)),
+                            fallback,
+                        });
+                    }
                     // Let the exit and its last words arrive.
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     let exited = child
                         .exit_status()
                         .map(|s| format!(" (the program exited: {s})"))
                         .unwrap_or_default();
-                    Err(Failure {
+                    Err(Refused::from(Failure {
                         reason: format!("it did not start an MCP session: {}{exited}", plain(&e)),
                         said: child.stderr_tail(),
-                    })
+                    }))
                 }
             }
         }
@@ -164,15 +291,22 @@ pub(super) async fn connect(
             let service = handler
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
-                .map_err(|e| format!("it did not start an MCP session: {}", plain(&e)))?;
+                .map_err(|e| Refused {
+                    fallback: discover_answer(&e),
+                    failure: Failure::from(format!(
+                        "it did not start an MCP session: {}",
+                        plain(&e)
+                    )),
+                })?;
             offered(&service)?;
             Ok(Connection {
                 service,
                 child: None,
                 listener: None,
                 tripped: Arc::default(),
-                generation: generations.fetch_add(1, Ordering::SeqCst) + 1,
+                generation: 0,
                 message_limit,
+                agreed_because: None,
             })
         }
     }

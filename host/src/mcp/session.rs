@@ -80,6 +80,9 @@ pub struct Status {
     pub target: String,
     /// The protocol version agreed, once connected.
     pub protocol: Option<String>,
+    /// Why that version is not the newest the host speaks, when it is not
+    /// (the server's answer to `server/discover`).
+    pub protocol_because: Option<String>,
     /// The session's state.
     pub state: State,
     /// The tools registered from it (its pins), by name.
@@ -163,6 +166,7 @@ impl McpSource {
                 transport,
                 target,
                 protocol: None,
+                protocol_because: None,
                 state,
                 tools: Vec::new(),
                 skipped: Vec::new(),
@@ -411,9 +415,11 @@ impl McpSource {
                     self.shared.stale.store(true, Ordering::SeqCst);
                 }
                 let protocol = peer.peer_info().map(|i| i.protocol_version.to_string());
+                let because = open.agreed_because.clone();
                 self.set_status(|s| {
                     s.state = State::Connected;
                     s.protocol = protocol;
+                    s.protocol_because = because;
                 });
                 let modern = peer
                     .peer_info()

@@ -19,6 +19,10 @@ tools below. What it does is chosen by its environment:
   ``LIST_BYTES`` bytes), ``deep`` (a result nested 10,000 levels),
   ``exit`` (the program exits instead).
 - ``CALLS_FILE``: a file that gets a line per ``tools/call`` received.
+- ``DISCOVER``: how ``server/discover`` answers instead of "method not
+  found": ``empty`` (an empty result), ``other`` (a result that is no
+  discover result), ``future`` (only a version no client speaks).
+- ``STARTS_FILE``: a file that gets a line each time the program starts.
 
 Tools:
 - ``probe``: tries what a confined program must not be able to do and
@@ -46,6 +50,10 @@ import os
 import socket
 import sys
 import termios
+
+if os.environ.get("STARTS_FILE"):
+    with open(os.environ["STARTS_FILE"], "a") as starts:
+        starts.write("started\n")
 
 if os.environ.get("SAY_AND_EXIT"):
     sys.stderr.write("my token is " + os.environ.get("TOKEN", "") + "\n")
@@ -196,6 +204,15 @@ def answer(message):
         return {"content": [{"type": "text", "text": text}]}
     if method == "ping":
         return {}
+    if method == "server/discover":
+        how = os.environ.get("DISCOVER")
+        if how == "empty":
+            return {}
+        if how == "other":
+            return {"tools": []}
+        if how == "future":
+            return {"resultType": "complete", "supportedVersions": ["2099-01-01"],
+                    "capabilities": {}, "ttlMs": 0, "cacheScope": "private"}
     return None
 
 
