@@ -217,6 +217,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plugins { .. }
             | Command::Mcp {
                 action: McpAction::Doctor { .. }
+                    | McpAction::Login { .. }
+                    | McpAction::Logout { .. }
             }
     );
     if !quiet {
@@ -295,6 +297,18 @@ async fn command(
         Command::Mcp {
             action: McpAction::Doctor { server },
         } => mcp::doctor(&host, &server).await,
+        Command::Mcp {
+            action:
+                McpAction::Login {
+                    server,
+                    scopes,
+                    no_browser,
+                    wait,
+                },
+        } => mcp::login(&host, &server, scopes, !no_browser, wait).await,
+        Command::Mcp {
+            action: McpAction::Logout { server },
+        } => mcp::logout(&host, &server).await,
         Command::Mcp { .. } | Command::Workflow { .. } => {
             unreachable!("handled before the config is loaded")
         }

@@ -98,6 +98,8 @@ struct HostState {
     limits: BTreeMap<String, RegistrationLimits>,
     /// Where `mcp install` put the servers of this config.
     store: Option<crate::mcp::store::Store>,
+    /// Where `mcp login` keeps the logins of this config's HTTP servers.
+    tokens: Option<Arc<crate::mcp::oauth::Tokens>>,
 }
 
 impl HostState {
@@ -174,7 +176,8 @@ impl HostBuilder {
         for (index, declaration) in declarations.into_iter().enumerate() {
             let launch = Launch::resolve(&name, &declaration, &grants, limits.timeout)
                 .map_err(|e| e.to_string())
-                .and_then(|launch| self.through_store(&name, &declaration, &grants, launch));
+                .and_then(|launch| self.through_store(&name, &declaration, &grants, launch))
+                .map(|launch| self.with_login(&name, launch));
             let from_lock = match (&launch, declaration.eager) {
                 (Ok(_), false) => self
                     .with_lock(|lock| lock.pinned(&name, &declaration.name))
@@ -300,8 +303,25 @@ impl HostBuilder {
             locked,
         )?;
         self.state.store = Some(crate::mcp::store::Store::beside(&config.path));
+        self.state.tokens = Some(Arc::new(crate::mcp::oauth::Tokens::beside(&config.path)));
         *self.state.lock_state() = Some(state);
         Ok(self)
+    }
+
+    /// `launch` with its place in the token file, for an HTTP server of a
+    /// host that keeps logins.
+    fn with_login(&self, plugin: &str, mut launch: Launch) -> Launch {
+        if let (Some(tokens), crate::mcp::launch::Target::Http(endpoint)) =
+            (&self.state.tokens, &mut launch.target)
+        {
+            let key = format!("{plugin}/{}", launch.server);
+            endpoint.login = Some(crate::mcp::oauth::Slot::new(
+                tokens.clone(),
+                &key,
+                &endpoint.url,
+            ));
+        }
+        launch
     }
 
     /// Runs `f` on the lock, if there is one.

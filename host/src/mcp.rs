@@ -29,6 +29,7 @@ pub mod import;
 pub mod install;
 pub mod launch;
 pub mod launcher;
+pub mod oauth;
 mod session;
 pub mod store;
 pub mod watch;

@@ -331,13 +331,18 @@ pub enum CallError {
         /// The name called.
         name: String,
     },
+    /// The tool's server asks for a login the host does not have, or for
+    /// a wider scope than the one granted (a step-up): a person must log
+    /// in (`tiny-harness mcp login SERVER`); the call did not run.
+    #[error("{0}")]
+    LoginRequired(String),
 }
 
 impl CallError {
     /// The stable error code: `unknown_tool`, `invalid_arguments`, `denied`,
     /// `timeout`, `memory_limit`, `trapped`, `invalid_output`, `too_large`
     /// (a result, or the arguments), `unavailable`, `schema_changed`,
-    /// `not_pinned` or `failed`.
+    /// `not_pinned`, `login_required` or `failed`.
     pub fn code(&self) -> &'static str {
         match self {
             CallError::UnknownTool { .. } => "unknown_tool",
@@ -355,6 +360,7 @@ impl CallError {
             CallError::Unavailable(_) => "unavailable",
             CallError::SchemaChanged { .. } => "schema_changed",
             CallError::NotPinned { .. } => "not_pinned",
+            CallError::LoginRequired(_) => "login_required",
             CallError::Failed(_) => "failed",
         }
     }

@@ -197,6 +197,29 @@ pub(super) enum McpAction {
         /// The server: <server> or <plugin>/<server>.
         server: String,
     },
+    /// Log in to an HTTP server of the config that asks for OAuth: discover its
+    /// authorization server, register this client (or use the pre-registered one), open the
+    /// authorization URL in a browser ($BROWSER, else the desktop's opener; it is printed
+    /// too) and wait for the redirect to 127.0.0.1. The tokens go to NAME.tokens beside
+    /// NAME.toml, readable only by you; the host attaches and refreshes them.
+    Login {
+        /// The server: <server> or <plugin>/<server>.
+        server: String,
+        /// A scope to ask for beyond those the server names (repeatable).
+        #[arg(long = "scope", value_name = "SCOPE")]
+        scopes: Vec<String>,
+        /// Print the URL without opening a browser.
+        #[arg(long)]
+        no_browser: bool,
+        /// How long to wait for the browser's redirect, in seconds.
+        #[arg(long, value_name = "SECS", default_value_t = 300)]
+        wait: u64,
+    },
+    /// Forget the login of an HTTP server (its tokens in NAME.tokens).
+    Logout {
+        /// The server: <server> or <plugin>/<server>.
+        server: String,
+    },
     /// Add a stdio MCP server to the config (--config), with the grants its launcher needs to
     /// run confined: read of its interpreter and package, each absolute path among its
     /// arguments as a directory (read-only unless --write), no network. Prints what it

@@ -113,18 +113,21 @@ pub(super) async fn install(
 }
 
 /// `tiny-harness mcp doctor SERVER`.
-pub(super) async fn doctor(host: &tiny_harness_host::Host, name: &str) -> anyhow::Result<ExitCode> {
-    use tiny_harness_host::mcp::launch::Target;
-    let sources = host.mcp_sources();
+/// The MCP source `name` (`<server>` or `<plugin>/<server>`) of `host`,
+/// with its plugin; an error listing the servers there are.
+fn find<'a>(
+    sources: &'a [(String, std::sync::Arc<tiny_harness_host::mcp::McpSource>)],
+    name: &str,
+) -> anyhow::Result<&'a (String, std::sync::Arc<tiny_harness_host::mcp::McpSource>)> {
     let found = sources.iter().find(|(plugin, source)| {
         source.server() == name || format!("{plugin}/{}", source.server()) == name
     });
-    let Some((plugin, source)) = found else {
+    found.ok_or_else(|| {
         let names: Vec<String> = sources
             .iter()
             .map(|(p, s)| format!("{p}/{}", s.server()))
             .collect();
-        anyhow::bail!(
+        anyhow::anyhow!(
             "there is no mcp server {} (servers: {})",
             one_line(name),
             if names.is_empty() {
@@ -132,8 +135,14 @@ pub(super) async fn doctor(host: &tiny_harness_host::Host, name: &str) -> anyhow
             } else {
                 names.join(", ")
             }
-        );
-    };
+        )
+    })
+}
+
+pub(super) async fn doctor(host: &tiny_harness_host::Host, name: &str) -> anyhow::Result<ExitCode> {
+    use tiny_harness_host::mcp::launch::Target;
+    let sources = host.mcp_sources();
+    let (plugin, source) = find(&sources, name)?;
     let key = format!("{plugin}/{}", source.server());
     let Some(launch) = source.launch() else {
         // Refused before anything ran: the reason says what to do.
@@ -195,4 +204,80 @@ pub(super) async fn doctor(host: &tiny_harness_host::Host, name: &str) -> anyhow
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The HTTP endpoint of server `name`, and where its login is kept.
+fn endpoint<'a>(
+    source: &'a tiny_harness_host::mcp::McpSource,
+    key: &str,
+) -> anyhow::Result<(
+    &'a tiny_harness_host::mcp::launch::Endpoint,
+    &'a tiny_harness_host::mcp::oauth::Slot,
+)> {
+    use tiny_harness_host::mcp::launch::Target;
+    let Some(launch) = source.launch() else {
+        anyhow::bail!("{key}: {}", one_line(&source.status().state.to_string()));
+    };
+    let Target::Http(endpoint) = &launch.target else {
+        anyhow::bail!("{key} is a stdio server: only HTTP servers take a login");
+    };
+    let slot = endpoint.login.as_ref().ok_or_else(|| {
+        anyhow::anyhow!("{key}: this host keeps no logins (it keeps them beside a config file)")
+    })?;
+    Ok((endpoint, slot))
+}
+
+pub(super) async fn login(
+    host: &tiny_harness_host::Host,
+    name: &str,
+    scopes: Vec<String>,
+    open_browser: bool,
+    wait: u64,
+) -> anyhow::Result<ExitCode> {
+    use tiny_harness_host::mcp::oauth;
+    let sources = host.mcp_sources();
+    let (plugin, source) = find(&sources, name)?;
+    let key = format!("{plugin}/{}", source.server());
+    let (endpoint, slot) = endpoint(source, &key)?;
+    let mut request = oauth::Login::default();
+    request.scopes = scopes;
+    request.open_browser = open_browser;
+    request.wait = std::time::Duration::from_secs(wait);
+    let mut tell = |line: &str| eprintln!("tiny-harness: {line}");
+    let done = oauth::login(slot, &endpoint.url, &endpoint.headers, &request, &mut tell)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    emit(&format!(
+        "logged in to {key} (client {}); scopes: {}; {}; tokens in {}",
+        done.client,
+        if done.scopes.is_empty() {
+            "none named".to_owned()
+        } else {
+            one_line(&done.scopes.join(" ")).into_owned()
+        },
+        if done.refreshable {
+            "refreshed by the host as needed"
+        } else {
+            "no refresh token: log in again when it expires"
+        },
+        one_line(&slot.tokens().path().display().to_string())
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) async fn logout(host: &tiny_harness_host::Host, name: &str) -> anyhow::Result<ExitCode> {
+    let sources = host.mcp_sources();
+    let (plugin, source) = find(&sources, name)?;
+    let key = format!("{plugin}/{}", source.server());
+    let (_, slot) = endpoint(source, &key)?;
+    let had = slot
+        .tokens()
+        .update(&key, |_| None)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    emit(&if had {
+        format!("logged out of {key}")
+    } else {
+        format!("{key} had no login")
+    })?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -64,11 +64,18 @@ pub(super) struct Connection {
 pub(super) struct Failure {
     pub reason: String,
     pub said: Option<String>,
+    /// The server refused the host's credentials (an HTTP 401 or 403):
+    /// whether a login would help.
+    pub login: Option<bool>,
 }
 
 impl From<String> for Failure {
     fn from(reason: String) -> Failure {
-        Failure { reason, said: None }
+        Failure {
+            reason,
+            said: None,
+            login: None,
+        }
     }
 }
 
@@ -138,7 +145,7 @@ pub(super) async fn connect(
                         "the server answered server/discover with {answered}, and initialize then failed: {}",
                         refused.failure.reason
                     ),
-                    said: refused.failure.said,
+                    ..refused.failure
                 })?;
             let why = format!("the server answered server/discover with {answered}, so initialize");
             (open, Some(why))
@@ -263,6 +270,7 @@ async fn open(
                     Err(Refused::from(Failure {
                         reason: format!("it did not start an MCP session: {}{exited}", plain(&e)),
                         said: child.stderr_tail(),
+                        login: None,
                     }))
                 }
             }
@@ -287,17 +295,40 @@ async fn open(
                 .custom_headers(headers)
                 .max_json_response_size(message_limit)
                 .max_sse_event_size(message_limit);
-            let transport = StreamableHttpClientTransport::with_client(client, config);
-            let service = handler
-                .serve_with_lifecycle(transport, lifecycle)
-                .await
-                .map_err(|e| Refused {
+            let manager = match &endpoint.login {
+                Some(slot) => slot.manager().await.map_err(|e| e.to_string())?,
+                None => None,
+            };
+            let logged_in = manager.is_some();
+            let served = match manager {
+                Some(manager) => {
+                    let client = rmcp::transport::AuthClient::new(client, manager);
+                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    handler.serve_with_lifecycle(transport, lifecycle).await
+                }
+                None => {
+                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    handler.serve_with_lifecycle(transport, lifecycle).await
+                }
+            };
+            let service = served.map_err(|e| {
+                if let Some(challenge) = e.auth_challenge() {
+                    let refusal =
+                        super::oauth::refusal(&launch.server, endpoint, challenge, logged_in);
+                    return Refused::from(Failure {
+                        reason: refusal.reason,
+                        said: None,
+                        login: Some(refusal.login_would_help),
+                    });
+                }
+                Refused {
                     fallback: discover_answer(&e),
                     failure: Failure::from(format!(
                         "it did not start an MCP session: {}",
                         plain(&e)
                     )),
-                })?;
+                }
+            })?;
             offered(&service)?;
             Ok(Connection {
                 service,

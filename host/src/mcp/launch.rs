@@ -67,6 +67,10 @@ pub struct Endpoint {
     pub grant: NetGrant,
     /// Headers for every request.
     pub headers: Vec<(String, String)>,
+    /// Where the server's OAuth login is kept (`mcp login`), when the host
+    /// keeps logins (it does beside a config file): the host attaches the
+    /// token to its requests, the plugin never sees it.
+    pub login: Option<super::oauth::Slot>,
 }
 
 impl fmt::Debug for Endpoint {
@@ -76,6 +80,7 @@ impl fmt::Debug for Endpoint {
             .field("url", &redact_url(self.url.as_str()))
             .field("grant", &self.grant.as_str())
             .field("headers", &keys)
+            .field("login", &self.login.as_ref().map(|l| l.key()))
             .finish()
     }
 }
@@ -202,6 +207,7 @@ fn endpoint(plugin: &str, http: &Http, grants: &Grants) -> Result<Endpoint, Laun
         url,
         grant: grant.clone(),
         headers,
+        login: None,
     })
 }
 

@@ -446,7 +446,11 @@ impl McpSource {
                     ));
                 }
                 self.set_status(|s| s.state = State::Failed(failure.detailed()));
-                Err(CallError::Unavailable(failure.for_model()))
+                Err(match failure.login {
+                    Some(true) => CallError::LoginRequired(failure.reason),
+                    Some(false) => CallError::Denied(failure.reason),
+                    None => CallError::Unavailable(failure.for_model()),
+                })
             }
         }
     }

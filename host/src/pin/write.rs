@@ -7,7 +7,8 @@
 //! itself survives a crash. A reader sees the old file or the new one,
 //! never a part of either. On any failure before the rename the temporary
 //! file is removed and the target is untouched. The new file keeps the old
-//! one's permissions. A symlink at the target is replaced by the file, not
+//! one's permissions, except a private one (for secrets), which is mode
+//! 0600 from its creation on. A symlink at the target is replaced by the file, not
 //! followed.
 
 use std::ffi::OsString;
@@ -20,6 +21,17 @@ const ATTEMPTS: usize = 16;
 
 /// Replaces the file at `path` with `bytes`, atomically.
 pub(crate) fn atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace(path, bytes, false)
+}
+
+/// Replaces the file at `path` with `bytes`, atomically, as a file only
+/// its owner may read or write (mode 0600 from its creation on, whatever
+/// the old file's mode was): for secrets.
+pub(crate) fn privately(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace(path, bytes, true)
+}
+
+fn replace(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
     let name = path.file_name().ok_or_else(|| {
         io::Error::new(io::ErrorKind::InvalidInput, "the path does not name a file")
     })?;
@@ -27,8 +39,8 @@ pub(crate) fn atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    let (temp, file) = create_temp(dir, name)?;
-    let written = fill(file, path, bytes).and_then(|()| fs::rename(&temp, path));
+    let (temp, file) = create_temp(dir, name, private)?;
+    let written = fill(file, path, bytes, private).and_then(|()| fs::rename(&temp, path));
     if let Err(error) = written {
         let _ = fs::remove_file(&temp);
         return Err(error);
@@ -38,14 +50,23 @@ pub(crate) fn atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// A new, empty temporary file beside the target: `.NAME.RANDOM.tmp`.
-fn create_temp(dir: &Path, name: &std::ffi::OsStr) -> io::Result<(PathBuf, File)> {
+fn create_temp(dir: &Path, name: &std::ffi::OsStr, private: bool) -> io::Result<(PathBuf, File)> {
     let mut last = None;
     for _ in 0..ATTEMPTS {
         let mut temp = OsString::from(".");
         temp.push(name);
         temp.push(format!(".{:016x}.tmp", random()));
         let temp = dir.join(temp);
-        match OpenOptions::new().write(true).create_new(true).open(&temp) {
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        if private {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            options.mode(0o600);
+        }
+        #[cfg(not(unix))]
+        let _ = private;
+        match options.open(&temp) {
             Ok(file) => return Ok((temp, file)),
             Err(error) if error.kind() == io::ErrorKind::AlreadyExists => last = Some(error),
             Err(error) => return Err(error),
@@ -55,10 +76,12 @@ fn create_temp(dir: &Path, name: &std::ffi::OsStr) -> io::Result<(PathBuf, File)
 }
 
 /// Writes `bytes` to `file`, gives it the permissions of the file at
-/// `target` (if there is one) and syncs it.
-fn fill(mut file: File, target: &Path, bytes: &[u8]) -> io::Result<()> {
+/// `target` (if there is one, and unless the file is private) and syncs
+/// it.
+fn fill(mut file: File, target: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
     file.write_all(bytes)?;
-    if let Ok(old) = fs::symlink_metadata(target)
+    if !private
+        && let Ok(old) = fs::symlink_metadata(target)
         && old.is_file()
     {
         file.set_permissions(old.permissions())?;

@@ -6,6 +6,7 @@
 
 mod add;
 mod bundled;
+mod conformance;
 mod doctor;
 mod install;
 mod intrinsics;

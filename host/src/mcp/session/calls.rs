@@ -76,6 +76,18 @@ impl McpSource {
                 crate::display::one_line(&error.message)
             ))),
             Err(rmcp::ServiceError::Timeout { .. }) => Err(CallError::Timeout { limit }),
+            Err(other) if other.auth_challenge().is_some() => {
+                // The transport ends after a 401 or 403: the next call opens
+                // a new session, with the login as it is then.
+                let challenge = other.auth_challenge().unwrap_or_default().to_owned();
+                let refusal = self.refusal(&challenge);
+                self.discard(generation, &refusal.reason).await;
+                Err(if refusal.login_would_help {
+                    CallError::LoginRequired(refusal.reason)
+                } else {
+                    CallError::Denied(refusal.reason)
+                })
+            }
             Err(other) => {
                 match self.discard(generation, &connect::plain(&other)).await {
                     Some(Cause::TooLong) => {
@@ -95,6 +107,24 @@ impl McpSource {
                     connect::plain(&other)
                 )))
             }
+        }
+    }
+
+    /// What a server's 401 or 403 `challenge` during a call means.
+    fn refusal(&self, challenge: &str) -> super::super::oauth::Refusal {
+        match self.launch.as_ref().map(|l| &l.target) {
+            Some(super::super::launch::Target::Http(endpoint)) => {
+                let logged_in = endpoint
+                    .login
+                    .as_ref()
+                    .and_then(|slot| slot.state().ok().flatten())
+                    .is_some();
+                super::super::oauth::refusal(&self.server, endpoint, challenge, logged_in)
+            }
+            _ => super::super::oauth::Refusal {
+                reason: format!("server {} refused the host's credentials", self.server),
+                login_would_help: false,
+            },
         }
     }
 

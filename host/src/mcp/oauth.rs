@@ -1,0 +1,304 @@
+//! OAuth 2.1 for remote MCP servers, as the MCP authorization spec
+//! describes it: a person logs in once (`tiny-harness mcp login SERVER`,
+//! [`login`]), and the host attaches, refreshes and keeps the tokens itself
+//! ([`Slot`], the [`rmcp`] credential store of one server).
+//!
+//! Invariants:
+//! - The plugin that declares a server never sees its tokens: the host
+//!   attaches them to its own HTTP requests.
+//! - Tokens live only in the token file ([`tokens`]), mode 0600, beside
+//!   the config; never in the config, the lock, a log, an error or a
+//!   result.
+//! - A token is sent only to the URL it was issued for: an entry whose
+//!   resource is not the server's URL now is not used.
+//! - Discovery, registration and token requests go through rmcp's
+//!   filtered client: names an authorization server gives may resolve to
+//!   a loopback or private address only when the MCP URL itself is one,
+//!   never to link-local (cloud metadata) addresses; every response is
+//!   bounded and every request has a timeout.
+
+pub mod browser;
+pub mod login;
+pub mod tokens;
+
+use std::sync::Arc;
+
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, CredentialStore, OAuthClientConfig, StoredCredentials,
+};
+
+pub use login::{LoggedIn, Login, login};
+pub use tokens::{Entry, Tokens};
+
+/// Why a login, or the use of a login, failed: one line that names what
+/// to do.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum OAuthError {
+    /// The token file cannot be used (its owner, mode or contents).
+    #[error("{0}")]
+    TokenFile(String),
+    /// The server or its authorization server answered something the
+    /// host cannot use, or could not be reached.
+    #[error("{0}")]
+    Server(String),
+    /// The person's side: no redirect in time, a redirect this login did
+    /// not ask for, or a refusal from the authorization server.
+    #[error("{0}")]
+    Authorization(String),
+}
+
+/// One server's place in the token file: what rmcp loads and saves.
+#[derive(Debug, Clone)]
+pub struct Slot {
+    tokens: Arc<Tokens>,
+    key: String,
+    resource: String,
+}
+
+impl Slot {
+    /// The entry `key` (`<plugin>/<server>`) of `tokens`, for the server
+    /// at `resource`.
+    pub fn new(tokens: Arc<Tokens>, key: &str, resource: &url::Url) -> Slot {
+        Slot {
+            tokens,
+            key: key.to_owned(),
+            resource: resource.as_str().to_owned(),
+        }
+    }
+
+    /// `<plugin>/<server>`.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The token file.
+    pub fn tokens(&self) -> &Tokens {
+        &self.tokens
+    }
+
+    /// The entry, if there is one for this URL (an entry for another URL
+    /// is not this server's any more).
+    pub fn entry(&self) -> Result<Option<Entry>, OAuthError> {
+        Ok(self
+            .tokens
+            .entry(&self.key)?
+            .filter(|e| e.resource == self.resource))
+    }
+
+    /// Changes the entry (for this URL), the rest of the file untouched.
+    pub fn update(
+        &self,
+        change: impl FnOnce(Option<Entry>) -> Option<Entry>,
+    ) -> Result<bool, OAuthError> {
+        let resource = self.resource.clone();
+        self.tokens.update(&self.key, |old| {
+            change(old.filter(|e| e.resource == resource))
+        })
+    }
+
+    /// Records scopes a server asked for (a step-up), so that the next
+    /// login asks for them.
+    pub fn want(&self, scopes: &[String]) -> Result<(), OAuthError> {
+        self.update(|entry| {
+            entry.map(|mut entry| {
+                for scope in scopes {
+                    if !entry.wanted_scopes.contains(scope) {
+                        entry.wanted_scopes.push(scope.clone());
+                    }
+                }
+                entry
+            })
+        })
+        .map(|_| ())
+    }
+
+    /// What `plugins` shows: whether there is a login, and until when its
+    /// access token holds (seconds since the epoch), and whether it can be
+    /// refreshed.
+    pub fn state(&self) -> Result<Option<LoginState>, OAuthError> {
+        use oauth2::TokenResponse as _;
+        Ok(self.entry()?.and_then(|entry| {
+            let response = entry.credentials.token_response.as_ref()?;
+            let until = match (response.expires_in(), entry.credentials.token_received_at) {
+                (Some(lasts), Some(at)) => Some(at.saturating_add(lasts.as_secs())),
+                _ => None,
+            };
+            Some(LoginState {
+                until,
+                refreshable: response.refresh_token().is_some(),
+                scopes: entry.credentials.granted_scopes.clone(),
+            })
+        }))
+    }
+
+    /// A manager for this server's calls, from its login: `None` when
+    /// there is no login for it.
+    pub(crate) async fn manager(&self) -> Result<Option<AuthorizationManager>, OAuthError> {
+        let Some(entry) = self.entry()? else {
+            return Ok(None);
+        };
+        if entry.credentials.token_response.is_none() {
+            return Ok(None);
+        }
+        let mut manager = AuthorizationManager::new(self.resource.as_str())
+            .await
+            .map_err(|e| self.server_error(&e))?;
+        if let Some(metadata) = entry.metadata.clone() {
+            manager.set_metadata(metadata);
+        }
+        manager.set_credential_store(self.clone());
+        if !manager
+            .initialize_from_store()
+            .await
+            .map_err(|e| self.server_error(&e))?
+        {
+            return Ok(None);
+        }
+        if let Some(secret) = entry.client_secret {
+            let mut config = OAuthClientConfig::new(
+                entry.credentials.client_id.clone(),
+                "http://127.0.0.1/callback",
+            );
+            config.client_secret = Some(secret);
+            manager
+                .configure_client(config)
+                .map_err(|e| self.server_error(&e))?;
+        }
+        Ok(Some(manager))
+    }
+
+    fn server_error(&self, error: &AuthError) -> OAuthError {
+        OAuthError::Server(format!(
+            "server {}: {}",
+            self.key,
+            crate::display::one_line(&error.to_string())
+        ))
+    }
+}
+
+/// A server's login, as `plugins` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LoginState {
+    /// When the access token stops holding (seconds since the epoch), if
+    /// the authorization server said.
+    pub until: Option<u64>,
+    /// Whether the host can refresh it without the person.
+    pub refreshable: bool,
+    /// The scopes granted.
+    pub scopes: Vec<String>,
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for Slot {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        self.entry()
+            .map(|e| e.map(|e| e.credentials))
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let resource = self.resource.clone();
+        self.update(|entry| {
+            Some(match entry {
+                Some(mut entry) => {
+                    entry.credentials = credentials;
+                    entry
+                }
+                None => Entry {
+                    resource,
+                    credentials,
+                    client_secret: None,
+                    wanted_scopes: Vec::new(),
+                    metadata: None,
+                },
+            })
+        })
+        .map(|_| ())
+        .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.update(|_| None)
+            .map(|_| ())
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
+    }
+}
+
+/// What a server's 401 or 403 `challenge` means for the person, as one
+/// line, and whether a login would help: it asks for a login, or no longer
+/// accepts the one there is, or wants a wider scope (recorded, so that the
+/// next `mcp login` asks for it). A 403 for scopes already granted is not
+/// helped by a login, and says so.
+pub(crate) fn refusal(
+    server: &str,
+    endpoint: &super::launch::Endpoint,
+    challenge: &str,
+    logged_in: bool,
+) -> Refusal {
+    use rmcp::transport::auth::WWWAuthenticateParams;
+    let params = WWWAuthenticateParams::parse(challenge, &endpoint.url);
+    let login = format!("run tiny-harness mcp login {server}");
+    let Some(slot) = &endpoint.login else {
+        return Refusal {
+            reason: format!(
+                "server {server} asks for an OAuth login, and this host keeps none (it keeps them beside a config file: {login} with --config)"
+            ),
+            login_would_help: true,
+        };
+    };
+    if params.is_insufficient_scope() {
+        let wanted: Vec<String> = params
+            .scope
+            .as_deref()
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        let granted = slot
+            .state()
+            .ok()
+            .flatten()
+            .map(|s| s.scopes)
+            .unwrap_or_default();
+        let shown = crate::display::one_line(&wanted.join(" ")).into_owned();
+        if !wanted.is_empty() && wanted.iter().all(|s| granted.contains(s)) {
+            return Refusal {
+                reason: format!(
+                    "server {server} refuses the call although its login grants the scopes it asks for ({shown}); logging in again will not help"
+                ),
+                login_would_help: false,
+            };
+        }
+        if let Err(e) = slot.want(&wanted) {
+            tracing::warn!(target: "tiny_harness::mcp", server, "{e}");
+        }
+        return Refusal {
+            reason: format!(
+                "server {server} needs a wider scope than its login grants ({}): {login}, which asks for it",
+                if shown.is_empty() { "unnamed" } else { &shown }
+            ),
+            login_would_help: true,
+        };
+    }
+    Refusal {
+        reason: if logged_in {
+            format!(
+                "server {server} no longer accepts its login (expired or revoked, and it could not be refreshed): {login}"
+            )
+        } else {
+            format!("server {server} asks for an OAuth login: {login}")
+        },
+        login_would_help: true,
+    }
+}
+
+/// A server's refusal of the host's credentials, for people and the model.
+#[derive(Debug, Clone)]
+pub(crate) struct Refusal {
+    /// One line saying what to do.
+    pub reason: String,
+    /// Whether `mcp login` would help (else the call is simply denied).
+    pub login_would_help: bool,
+}

@@ -1,0 +1,298 @@
+//! The token file: what `mcp login` obtained for each HTTP server of a
+//! config, beside it as `NAME.tokens` (never in the config, the lock or a
+//! log).
+//!
+//! Invariants:
+//! - The file is read only when it is a regular file (not a symlink)
+//!   owned by the user running the host and readable by no one else (mode
+//!   0600 or stricter); otherwise every use of it is refused with a line
+//!   that says what to do. It is at most [`MAX_TOKEN_FILE_BYTES`].
+//! - It is replaced whole and atomically, created mode 0600, under an
+//!   advisory lock (`NAME.tokens.lock`) so that two hosts saving at once
+//!   do not lose either's change.
+//! - An entry holds the URL it was issued for; a host whose config now
+//!   names another URL for the server does not use it (a token goes only
+//!   to the resource it was issued for).
+//! - Nothing here prints a token or a secret: `Debug` names only what an
+//!   entry has.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rmcp::transport::auth::{AuthorizationMetadata, StoredCredentials};
+use serde::{Deserialize, Serialize};
+
+use super::OAuthError;
+
+/// The largest token file read (many servers' tokens fit in a few KiB).
+pub const MAX_TOKEN_FILE_BYTES: u64 = 1 << 20;
+
+/// What the file holds for one server, `<plugin>/<server>`.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct Entry {
+    /// The MCP endpoint the tokens were issued for.
+    pub resource: String,
+    /// The client, the tokens, their scopes and issuer, as rmcp keeps them.
+    pub credentials: StoredCredentials,
+    /// A secret the authorization server gave the client at dynamic
+    /// registration (a pre-registered one stays in the host's
+    /// environment, never here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// Scopes a server asked for since (a step-up): the next login asks
+    /// for them too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wanted_scopes: Vec<String>,
+    /// The authorization server's metadata as discovered at login, so
+    /// that a call need not discover it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<AuthorizationMetadata>,
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entry")
+            .field("resource", &self.resource)
+            .field("credentials", &self.credentials)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("wanted_scopes", &self.wanted_scopes)
+            .field("metadata", &self.metadata.as_ref().map(|m| &m.issuer))
+            .finish()
+    }
+}
+
+#[derive(Default, Serialize, Deserialize)]
+struct Contents {
+    version: u32,
+    #[serde(default)]
+    servers: BTreeMap<String, Entry>,
+}
+
+/// The token file of one config.
+#[derive(Debug, Clone)]
+pub struct Tokens {
+    path: PathBuf,
+}
+
+impl Tokens {
+    /// The token file beside `config`: `NAME.tokens` for `NAME.toml`.
+    pub fn beside(config: &Path) -> Tokens {
+        let stem = config
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "tiny-harness".to_owned());
+        Tokens {
+            path: config.with_file_name(format!("{stem}.tokens")),
+        }
+    }
+
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The entry of `key`, if the file has one.
+    pub fn entry(&self, key: &str) -> Result<Option<Entry>, OAuthError> {
+        Ok(self.read()?.servers.remove(key))
+    }
+
+    /// Changes the entry of `key` (`None`: none) and writes the file, the
+    /// other entries untouched. Says whether there was an entry before.
+    pub fn update(
+        &self,
+        key: &str,
+        change: impl FnOnce(Option<Entry>) -> Option<Entry>,
+    ) -> Result<bool, OAuthError> {
+        let _lock = self.lock()?;
+        let mut contents = self.read()?;
+        let before = contents.servers.remove(key);
+        let had = before.is_some();
+        if let Some(after) = change(before) {
+            contents.servers.insert(key.to_owned(), after);
+        }
+        if contents.servers.is_empty() {
+            match std::fs::remove_file(&self.path) {
+                Ok(()) => return Ok(had),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(had),
+                Err(e) => return Err(self.fail(&format!("cannot remove it: {e}"))),
+            }
+        }
+        contents.version = 1;
+        let text = serde_json::to_vec_pretty(&contents)
+            .map_err(|e| self.fail(&format!("cannot encode it: {e}")))?;
+        crate::pin::write::privately(&self.path, &text)
+            .map_err(|e| self.fail(&format!("cannot write it: {e}")))?;
+        Ok(had)
+    }
+
+    fn fail(&self, why: &str) -> OAuthError {
+        OAuthError::TokenFile(format!("token file {}: {why}", self.path.display()))
+    }
+
+    /// The file's contents: none when there is no file; refused when it is
+    /// not the owner's alone.
+    fn read(&self) -> Result<Contents, OAuthError> {
+        let meta = match std::fs::symlink_metadata(&self.path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Contents::default()),
+            Err(e) => return Err(self.fail(&format!("cannot read it: {e}"))),
+        };
+        self.check(&meta)?;
+        let bytes = crate::file::read_regular(&self.path, "token file", MAX_TOKEN_FILE_BYTES)
+            .map_err(|e| self.fail(&format!("{} (remove it and log in again)", e.reason)))?;
+        serde_json::from_slice(&bytes).map_err(|e| {
+            self.fail(&format!(
+                "it is not a token file this host wrote ({e}): remove it and log in again"
+            ))
+        })
+    }
+
+    #[cfg(unix)]
+    fn check(&self, meta: &std::fs::Metadata) -> Result<(), OAuthError> {
+        use std::os::unix::fs::MetadataExt as _;
+        let path = self.path.display();
+        if !meta.file_type().is_file() {
+            return Err(self.fail("it is not a regular file (a symlink or other): remove it"));
+        }
+        let me = rustix::process::geteuid().as_raw();
+        if meta.uid() != me {
+            return Err(self.fail(&format!(
+                "it belongs to user {}, not to you (user {me}): remove it and log in again",
+                meta.uid()
+            )));
+        }
+        let mode = meta.mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Err(self.fail(&format!(
+                "others may read or change it (mode {mode:03o}): run chmod 600 {path}, and log in again if someone else may have read it"
+            )));
+        }
+        Ok(())
+    }
+
+    #[cfg(not(unix))]
+    fn check(&self, _meta: &std::fs::Metadata) -> Result<(), OAuthError> {
+        Ok(())
+    }
+
+    /// The advisory lock that orders the host's writes.
+    #[cfg(unix)]
+    fn lock(&self) -> Result<std::fs::File, OAuthError> {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let mut name = self.path.as_os_str().to_owned();
+        name.push(".lock");
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc_nofollow())
+            .open(PathBuf::from(name))
+            .map_err(|e| self.fail(&format!("cannot open its lock file: {e}")))?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| self.fail(&format!("cannot lock it: {e}")))?;
+        Ok(file)
+    }
+
+    #[cfg(not(unix))]
+    fn lock(&self) -> Result<(), OAuthError> {
+        Ok(())
+    }
+}
+
+/// `O_NOFOLLOW`: a symlink planted at the lock's path is not followed.
+#[cfg(unix)]
+fn libc_nofollow() -> i32 {
+    rustix::fs::OFlags::NOFOLLOW.bits() as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(resource: &str) -> Entry {
+        Entry {
+            resource: resource.to_owned(),
+            credentials: StoredCredentials::new("client".to_owned(), None, vec![], None),
+            client_secret: Some("s3cret".to_owned()),
+            wanted_scopes: vec![],
+            metadata: None,
+        }
+    }
+
+    #[test]
+    fn entries_are_kept_apart_and_the_file_is_the_owners_alone() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let tokens = Tokens::beside(&dir.path().join("agent.toml"));
+        assert_eq!(tokens.path(), dir.path().join("agent.tokens"));
+        assert!(tokens.entry("mcp/a").unwrap().is_none());
+        tokens
+            .update("mcp/a", |_| Some(entry("http://a/mcp")))
+            .unwrap();
+        tokens
+            .update("mcp/b", |_| Some(entry("http://b/mcp")))
+            .unwrap();
+        let mode = std::fs::metadata(tokens.path())
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(
+            tokens.entry("mcp/a").unwrap().unwrap().resource,
+            "http://a/mcp"
+        );
+        assert!(format!("{:?}", tokens.entry("mcp/a").unwrap()).contains("…"));
+        assert!(!format!("{:?}", tokens.entry("mcp/a").unwrap()).contains("s3cret"));
+        assert!(
+            tokens.update("mcp/a", |_| None).unwrap(),
+            "there was an entry"
+        );
+        assert!(tokens.entry("mcp/a").unwrap().is_none());
+        assert_eq!(
+            tokens.entry("mcp/b").unwrap().unwrap().resource,
+            "http://b/mcp"
+        );
+        tokens.update("mcp/b", |_| None).unwrap();
+        assert!(!tokens.path().exists(), "no entry left, no file");
+    }
+
+    #[test]
+    fn a_file_others_may_read_or_a_symlink_is_refused() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let tokens = Tokens::beside(&dir.path().join("agent.toml"));
+        tokens
+            .update("mcp/a", |_| Some(entry("http://a/mcp")))
+            .unwrap();
+        std::fs::set_permissions(tokens.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+        let refused = tokens.entry("mcp/a").unwrap_err().to_string();
+        assert!(
+            refused.contains("mode 644") && refused.contains("chmod 600"),
+            "{refused}"
+        );
+        assert!(!refused.contains('\n'));
+        // A write refuses too, and leaves the file as it was.
+        let before = std::fs::read(tokens.path()).unwrap();
+        assert!(
+            tokens
+                .update("mcp/b", |_| Some(entry("http://b/mcp")))
+                .is_err()
+        );
+        assert_eq!(std::fs::read(tokens.path()).unwrap(), before);
+
+        std::fs::remove_file(tokens.path()).unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&elsewhere, "{}").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, tokens.path()).unwrap();
+        let refused = tokens.entry("mcp/a").unwrap_err().to_string();
+        assert!(refused.contains("not a regular file"), "{refused}");
+
+        std::fs::remove_file(tokens.path()).unwrap();
+        std::fs::write(tokens.path(), "garbage").unwrap();
+        std::fs::set_permissions(tokens.path(), std::fs::Permissions::from_mode(0o600)).unwrap();
+        let refused = tokens.entry("mcp/a").unwrap_err().to_string();
+        assert!(refused.contains("remove it and log in again"), "{refused}");
+    }
+}

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""The client the MCP conformance suite drives: the tiny-harness CLI itself.
+
+The suite runs `client.py URL` once per scenario, with the scenario's name
+in MCP_CONFORMANCE_SCENARIO and, for some, data in MCP_CONFORMANCE_CONTEXT.
+This writes a host config declaring URL as the bundled mcp plugin's only
+server, then does what a user does: `tools`, and `call` on every tool
+listed, with arguments made from each tool's input schema. Nothing here
+speaks MCP or OAuth: the binary (TINY_HARNESS_BIN) does all of it.
+
+Exit status: the first failing command's, else 0.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SERVER = "conformance"
+
+
+def config(url, context):
+    lines = [
+        "[plugins.mcp]",
+        'path = "builtin:mcp"',
+        "",
+        "[plugins.mcp.grants]",
+        'net = ["http://localhost:*", "http://127.0.0.1:*"]',
+        "",
+        f"[plugins.mcp.config.mcpServers.{SERVER}]",
+        f"url = {json.dumps(url)}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def example(schema):
+    """A value that the schema accepts, for the simple schemas tests use."""
+    if not isinstance(schema, dict):
+        return None
+    if "default" in schema:
+        return schema["default"]
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = kind[0] if kind else None
+    if kind in ("number", "integer"):
+        return 1
+    if kind == "string":
+        return "x"
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return []
+    if kind == "object" or "properties" in schema:
+        properties = schema.get("properties", {})
+        return {
+            name: example(properties.get(name, {}))
+            for name in schema.get("required", [])
+        }
+    return None
+
+
+LOGIN = "tiny-harness mcp login"
+
+# How many times a person would log in again before giving up.
+MAX_LOGINS = 3
+
+
+def run(binary, config_path, *args):
+    done = subprocess.run(
+        [binary, "--config", config_path, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    sys.stdout.write(done.stdout)
+    sys.stderr.write(done.stderr)
+    return done
+
+
+def asks_for_login(done):
+    return LOGIN in done.stderr or LOGIN in done.stdout
+
+
+def as_a_person(binary, config_path, logins, *args):
+    """Runs a command; when its output says to log in, logs in (with the
+    test browser) and runs it again, as a person would, a bounded number
+    of times."""
+    done = run(binary, config_path, *args)
+    while asks_for_login(done) and logins[0] < MAX_LOGINS:
+        logins[0] += 1
+        login = run(binary, config_path, "mcp", "login", SERVER, "--wait", "30")
+        if login.returncode != 0:
+            return login
+        done = run(binary, config_path, *args)
+    return done
+
+
+def main():
+    url = sys.argv[-1]
+    binary = os.environ["TINY_HARNESS_BIN"]
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    here = os.path.dirname(os.path.abspath(__file__))
+    os.environ["BROWSER"] = f"{sys.executable} {os.path.join(here, 'browser.py')}"
+    logins = [0]
+    with tempfile.TemporaryDirectory() as home:
+        path = os.path.join(home, "tiny-harness.toml")
+        with open(path, "w") as f:
+            f.write(config(url, context))
+        listed = as_a_person(binary, path, logins, "tools", "--json")
+        if listed.returncode != 0:
+            return listed.returncode
+        status = 0
+        for tool in json.loads(listed.stdout):
+            name = tool["name"]
+            if not name.startswith(f"mcp/{SERVER}."):
+                continue
+            arguments = example(tool.get("input_schema") or {}) or {}
+            called = as_a_person(binary, path, logins, "call", name, json.dumps(arguments))
+            status = status or called.returncode
+        return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
