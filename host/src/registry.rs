@@ -421,6 +421,9 @@ impl Registry {
                 crate::source::Missing::Unavailable(why) => {
                     crate::tool::CallError::Unavailable(why)
                 }
+                crate::source::Missing::LoginRequired(why) => {
+                    crate::tool::CallError::LoginRequired(why)
+                }
             })
     }
 

@@ -65,6 +65,8 @@ pub enum Missing {
     NotPinned,
     /// Its server could not be started, so its tools are not known: why.
     Unavailable(String),
+    /// Its server asks for a login the host does not have: what to run.
+    LoginRequired(String),
 }
 
 pub trait ToolSource: Send + Sync + fmt::Debug {

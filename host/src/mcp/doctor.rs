@@ -111,6 +111,9 @@ pub async fn diagnose(
         env: program.env.clone(),
         cwd: program.cwd.clone(),
         stdin: handshake.as_bytes().to_vec(),
+        // A server may stop at the end of its input before it answers the
+        // listing: its input stays open until the answer (id 2) or its end.
+        close_stdin_after: Some(br#""id":2"#.to_vec()),
     };
     let started = Instant::now();
     let ran = crate::confine::run(what, policy, 4 << 20, timeout)

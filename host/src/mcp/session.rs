@@ -120,6 +120,10 @@ pub struct McpSource {
     /// The iteration whose first call re-listed; `u64::MAX` for never.
     checked: AtomicU64,
     relisting: tokio::sync::Mutex<()>,
+    /// The server's last refusal of the host's credentials, when that is
+    /// why it could not be started: the host's own words, and whether a
+    /// login would help.
+    refused: Mutex<Option<(String, bool)>>,
 }
 
 impl std::fmt::Debug for McpSource {
@@ -175,6 +179,7 @@ impl McpSource {
             iterations,
             checked: AtomicU64::new(u64::MAX),
             relisting: tokio::sync::Mutex::new(()),
+            refused: Mutex::new(None),
         }
     }
 
@@ -446,6 +451,9 @@ impl McpSource {
                     ));
                 }
                 self.set_status(|s| s.state = State::Failed(failure.detailed()));
+                if let Ok(mut refused) = self.refused.lock() {
+                    *refused = failure.login.map(|helps| (failure.reason.clone(), helps));
+                }
                 Err(match failure.login {
                     Some(true) => CallError::LoginRequired(failure.reason),
                     Some(false) => CallError::Denied(failure.reason),

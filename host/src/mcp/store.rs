@@ -404,6 +404,7 @@ async fn run(step: Step, confined: bool) -> Result<(), String> {
         env,
         cwd: Some(cwd),
         stdin: Vec::new(),
+        close_stdin_after: None,
     };
     let ran = crate::confine::run(what, policy, 1 << 20, INSTALL_TIMEOUT)
         .await

@@ -11,6 +11,7 @@ mod doctor;
 mod install;
 mod intrinsics;
 mod journal;
+mod login;
 mod mcp;
 #[path = "../../../tests/all/common/npm.rs"]
 mod npm;

@@ -220,7 +220,8 @@ pub async fn login(
     {
         tell(&why);
     }
-    let redirected = tokio::time::timeout(request.wait, redirect(&listener, port))
+    let deadline = tokio::time::Instant::now() + request.wait;
+    let redirected = tokio::time::timeout_at(deadline, redirect(&listener, port))
         .await
         .map_err(|_| {
             OAuthError::Authorization(format!(
@@ -231,13 +232,31 @@ pub async fn login(
         .map_err(|why| OAuthError::Authorization(format!("server {server}: {why}")))?;
     let callback = AuthorizationCallback::from_redirect_url(&redirected)
         .map_err(|e| fail("the redirect is not an authorization response", &e))?;
-    session
-        .handle_callback_with_issuer(
-            &callback.code,
-            &callback.csrf_token,
-            callback.issuer.as_deref(),
-        )
+    // The state must be the one this login sent: another is an old or a
+    // forged redirect (rmcp would only say it knows no such state).
+    let sent = url::Url::parse(&address).ok().and_then(|u| {
+        u.query_pairs()
+            .find(|(k, _)| k == "state")
+            .map(|(_, v)| v.into_owned())
+    });
+    if sent.as_deref() != Some(callback.csrf_token.as_str()) {
+        return Err(OAuthError::Authorization(format!(
+            "server {server}: the redirect does not answer this login (its state is not the one sent): run tiny-harness mcp login again"
+        )));
+    }
+    let exchange = session.handle_callback_with_issuer(
+        &callback.code,
+        &callback.csrf_token,
+        callback.issuer.as_deref(),
+    );
+    tokio::time::timeout_at(deadline, exchange)
         .await
+        .map_err(|_| {
+            OAuthError::Server(format!(
+                "server {server}: its token endpoint did not answer within the login's {} s: try again later, or with a longer --wait",
+                request.wait.as_secs()
+            ))
+        })?
         .map_err(|e| match e {
             AuthError::AuthorizationFailed(_) | AuthError::AuthorizationServerMismatch { .. } => {
                 OAuthError::Authorization(format!(

@@ -210,6 +210,10 @@ impl ToolSource for McpSource {
         // in full; what a server that ran said is never quoted here.
         match self.status().state {
             State::Failed(why) if self.pinned().is_empty() => {
+                let refused = self.refused.lock().ok().and_then(|r| r.clone());
+                if let Some((reason, true)) = refused {
+                    return Some(Missing::LoginRequired(reason));
+                }
                 let why = if self.launch.is_none() {
                     why
                 } else {

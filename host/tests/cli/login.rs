@@ -1,0 +1,308 @@
+//! `mcp login` and `mcp logout` against a real OAuth-protected MCP server
+//! with its own authorization server (`tests/mcp/servers/oauth_http.py`),
+//! the browser played by `tests/conformance/browser.py` through
+//! `$BROWSER`: the login is kept beside the config, owner-only; the host
+//! attaches it, refreshes it, asks for a step-up's scope at the next
+//! login; and every bad answer is one line that writes nothing.
+
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use super::{stderr, stdout, wait_live, workspace_root};
+
+/// The OAuth server, on a free loopback port, until dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(env: &[(&str, &str)], events: &Path) -> Server {
+        let script = workspace_root().join("tests/mcp/servers/oauth_http.py");
+        let mut child = Command::new("/usr/bin/python3")
+            .arg(script)
+            .envs(env.iter().copied())
+            .env("EVENTS_FILE", events)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("/usr/bin/python3 runs the OAuth test server");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().strip_prefix("listening on ").expect("its port");
+        Server {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A config in `dir` with the server at `url` as `mcp/remote`.
+fn config_for(dir: &Path, url: &str) -> PathBuf {
+    let path = dir.join("agent.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[plugins.mcp]\npath = \"builtin:mcp\"\n\n[plugins.mcp.grants]\nnet = [\"http://127.0.0.1:*\"]\n\n[plugins.mcp.config.mcpServers.remote]\nurl = \"{url}\"\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// The binary with `--config config` and `args`, the test browser as
+/// `$BROWSER`.
+fn run(config: &Path, args: &[&str]) -> Output {
+    let browser = format!(
+        "/usr/bin/python3 {}",
+        workspace_root()
+            .join("tests/conformance/browser.py")
+            .display()
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .current_dir(config.parent().unwrap())
+        .env("BROWSER", browser)
+        .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    wait_live(child)
+}
+
+fn events(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The access token the token file holds for `mcp/remote`.
+fn access_token(dir: &Path) -> String {
+    let text = std::fs::read_to_string(dir.join("agent.tokens")).unwrap();
+    let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+    file["servers"]["mcp/remote"]["credentials"]["token_response"]["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn output_of(output: &Output) -> String {
+    format!("{}{}", stdout(output), stderr(output))
+}
+
+#[test]
+fn a_login_is_kept_beside_the_config_owner_only_and_attached_by_the_host() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events");
+    let server = Server::start(&[], &log);
+    let config = config_for(dir.path(), &server.url);
+
+    let before = run(&config, &["tools"]);
+    assert!(
+        stderr(&before).contains("asks for an OAuth login: run tiny-harness mcp login remote"),
+        "{}",
+        stderr(&before)
+    );
+
+    let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
+    assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
+    let said = stdout(&login);
+    assert!(
+        said.contains("logged in to mcp/remote (client dynamic); scopes: read"),
+        "{said}"
+    );
+    assert!(
+        stderr(&login).contains("/as/authorize?"),
+        "the URL is printed"
+    );
+    let seen = events(&log);
+    assert!(seen.contains(&"register".to_owned()), "{seen:?}");
+    assert!(seen.contains(&"authorize read".to_owned()), "{seen:?}");
+    assert!(
+        seen.contains(&"token authorization_code".to_owned()),
+        "{seen:?}"
+    );
+
+    let tokens = dir.path().join("agent.tokens");
+    let mode = std::fs::metadata(&tokens).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let token = access_token(dir.path());
+    assert!(token.starts_with("tok-"));
+
+    let call = run(&config, &["call", "mcp/remote.whoami", "{}"]);
+    assert_eq!(call.status.code(), Some(0), "{}", output_of(&call));
+    assert!(stdout(&call).contains("scopes: read"), "{}", stdout(&call));
+    assert!(
+        events(&log).contains(&format!("mcp tools/call {token}")),
+        "the host sent the token"
+    );
+    let plugins = run(&config, &["plugins"]);
+    let shown = stdout(&plugins);
+    assert!(
+        shown.contains("logged in until") && shown.contains("refreshed by the host; scopes: read"),
+        "{shown}"
+    );
+    // The token is in the token file and nowhere else.
+    for output in [&login, &call, &plugins] {
+        assert!(!output_of(output).contains(&token));
+    }
+    for file in ["agent.toml", "agent.lock"] {
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        assert!(
+            !text.contains("tok-") && !text.contains("refresh-"),
+            "{file}"
+        );
+    }
+
+    // Others may read it: refused, with what to do.
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let refused = run(&config, &["call", "mcp/remote.whoami", "{}"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        output_of(&refused).contains("chmod 600"),
+        "{}",
+        output_of(&refused)
+    );
+    assert!(!output_of(&refused).contains(&token));
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+
+    let logout = run(&config, &["mcp", "logout", "remote"]);
+    assert_eq!(stdout(&logout), "logged out of mcp/remote\n");
+    assert!(!tokens.exists());
+    let after = run(&config, &["call", "mcp/remote.whoami", "{}"]);
+    assert_eq!(after.status.code(), Some(1));
+    let said = stdout(&after);
+    assert!(
+        said.contains("code=\"login_required\"") && said.contains("tiny-harness mcp login remote"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_step_up_fails_the_call_and_the_next_login_asks_for_the_wider_scope() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events");
+    let server = Server::start(&[("CALL_SCOPE", "write")], &log);
+    let config = config_for(dir.path(), &server.url);
+    let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
+    assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
+
+    let call = run(&config, &["call", "mcp/remote.whoami", "{}"]);
+    assert_eq!(call.status.code(), Some(1));
+    let said = stdout(&call);
+    assert!(
+        said.contains("code=\"login_required\"")
+            && said.contains("needs a wider scope than its login grants (read write)"),
+        "{said}"
+    );
+
+    let again = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
+    assert_eq!(again.status.code(), Some(0), "{}", output_of(&again));
+    assert!(events(&log).contains(&"authorize read write".to_owned()));
+    let call = run(&config, &["call", "mcp/remote.whoami", "{}"]);
+    assert_eq!(call.status.code(), Some(0), "{}", output_of(&call));
+    assert!(stdout(&call).contains("scopes: read write"));
+}
+
+#[test]
+fn a_rejected_token_is_refreshed_and_a_rejected_refresh_says_to_log_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events");
+    let server = Server::start(&[("REJECT_FIRST", "1")], &log);
+    let config = config_for(dir.path(), &server.url);
+    let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
+    assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
+    let first = access_token(dir.path());
+    let call = run(&config, &["call", "mcp/remote.whoami", "{}"]);
+    assert_eq!(call.status.code(), Some(0), "{}", output_of(&call));
+    assert!(events(&log).contains(&"token refresh_token".to_owned()));
+    assert_ne!(access_token(dir.path()), first, "the new token is saved");
+
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events");
+    let server = Server::start(&[("REJECT_FIRST", "1"), ("REFRESH_MODE", "reject")], &log);
+    let config = config_for(dir.path(), &server.url);
+    let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
+    assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
+    let call = run(&config, &["call", "mcp/remote.whoami", "{}"]);
+    assert_eq!(call.status.code(), Some(1));
+    let said = stdout(&call);
+    assert!(
+        said.contains("code=\"login_required\"")
+            && said.contains("no longer accepts its login")
+            && said.contains("tiny-harness mcp login remote"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_bad_authorization_server_is_one_line_and_nothing_is_written() {
+    for (env, wait, want) in [
+        (
+            ("TOKEN_MODE", "garbage"),
+            "20",
+            "the authorization server did not give tokens",
+        ),
+        (
+            ("TOKEN_MODE", "hang"),
+            "3",
+            "its token endpoint did not answer within the login's 3 s",
+        ),
+        (
+            ("STATE_MODE", "wrong"),
+            "20",
+            "the redirect does not answer this login",
+        ),
+        (
+            ("AUTHORIZE_MODE", "elsewhere"),
+            "2",
+            "no redirect came back within 2 s",
+        ),
+        (
+            ("PRM_RESOURCE", "http://other.example/mcp"),
+            "20",
+            "cannot discover how to log in to it",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("events");
+        let server = Server::start(&[env], &log);
+        let config = config_for(dir.path(), &server.url);
+        let login = run(&config, &["mcp", "login", "remote", "--wait", wait]);
+        assert_eq!(
+            login.status.code(),
+            Some(2),
+            "{env:?}: {}",
+            output_of(&login)
+        );
+        let err = stderr(&login);
+        let last = err.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with("tiny-harness: error: server mcp/remote: ") && last.contains(want),
+            "{env:?}: {err}"
+        );
+        assert!(stdout(&login).is_empty());
+        assert!(
+            !dir.path().join("agent.tokens").exists(),
+            "{env:?}: nothing written"
+        );
+        drop(server);
+    }
+}
