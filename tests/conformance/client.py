@@ -20,18 +20,43 @@ import tempfile
 SERVER = "conformance"
 
 
-def config(url, context):
+# The Client ID Metadata Document the suite's authorization servers expect
+# (a user who hosts one names its URL the same way).
+METADATA_DOCUMENT = "https://conformance-test.local/client-metadata.json"
+
+
+def config(url, scenario, context):
+    """The host config for the server at `url`, and the environment its
+    secrets come from: what a user writes for a server whose operator
+    gave them a client (the scenario's context) or told them to use the
+    client-credentials grant."""
+    oauth = {"client_metadata_url": json.dumps(METADATA_DOCUMENT)}
+    env = {}
+    if context.get("client_id"):
+        env["CONFORMANCE_CLIENT_ID"] = context["client_id"]
+        oauth["client_id"] = json.dumps("${CONFORMANCE_CLIENT_ID}")
+    if context.get("client_secret"):
+        env["CONFORMANCE_CLIENT_SECRET"] = context["client_secret"]
+        oauth["client_secret"] = json.dumps("${CONFORMANCE_CLIENT_SECRET}")
+    if context.get("private_key_pem"):
+        env["CONFORMANCE_PRIVATE_KEY"] = context["private_key_pem"]
+        oauth["private_key"] = json.dumps("${CONFORMANCE_PRIVATE_KEY}")
+        oauth["signing_algorithm"] = json.dumps(context.get("signing_algorithm", "ES256"))
+    if "client-credentials" in scenario:
+        oauth["grant"] = json.dumps("client_credentials")
     lines = [
         "[plugins.mcp]",
         'path = "builtin:mcp"',
         "",
         "[plugins.mcp.grants]",
         'net = ["http://localhost:*", "http://127.0.0.1:*"]',
+        f"env = {json.dumps(sorted(env))}",
         "",
         f"[plugins.mcp.config.mcpServers.{SERVER}]",
         f"url = {json.dumps(url)}",
+        "oauth = { " + ", ".join(f"{k} = {v}" for k, v in oauth.items()) + " }",
     ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", env
 
 
 def example(schema):
@@ -109,8 +134,10 @@ def main():
     logins = [0]
     with tempfile.TemporaryDirectory() as home:
         path = os.path.join(home, "tiny-harness.toml")
+        text, env = config(url, os.environ.get("MCP_CONFORMANCE_SCENARIO", ""), context)
+        os.environ.update(env)
         with open(path, "w") as f:
-            f.write(config(url, context))
+            f.write(text)
         listed = as_a_person(binary, path, logins, "tools", "--json")
         if listed.returncode != 0:
             return listed.returncode

@@ -239,8 +239,32 @@ pub(super) async fn login(
     let (plugin, source) = find(&sources, name)?;
     let key = format!("{plugin}/{}", source.server());
     let (endpoint, slot) = endpoint(source, &key)?;
+    let settings = endpoint.oauth.clone().unwrap_or_default();
+    if settings.grant == tiny_harness_host::mcp::declaration::Grant::ClientCredentials {
+        // No person: the host obtains the token itself (and would at the
+        // next call); a login checks that it can.
+        slot.client_credentials(&settings, true)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let state = slot.state().map_err(|e| anyhow::anyhow!("{e}"))?;
+        let scopes = state.map(|s| s.scopes).unwrap_or_default();
+        emit(&format!(
+            "logged in to {key} with the client's credentials (grant client_credentials); scopes: {}; the host obtains a new token as needed",
+            if scopes.is_empty() {
+                "none named".to_owned()
+            } else {
+                one_line(&scopes.join(" ")).into_owned()
+            }
+        ))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut request = oauth::Login::default();
     request.scopes = scopes;
+    request.scopes.extend(settings.scopes.iter().cloned());
+    request.client_id = settings.client_id.clone();
+    request.client_secret = settings.client_secret.clone();
+    request.client_metadata_url = settings.client_metadata_url.clone();
+    request.callback_port = settings.callback_port;
     request.open_browser = open_browser;
     request.wait = std::time::Duration::from_secs(wait);
     let mut tell = |line: &str| eprintln!("tiny-harness: {line}");

@@ -276,41 +276,40 @@ async fn open(
             }
         }
         Target::Http(endpoint) => {
-            let mut headers = HashMap::new();
-            for (name, value) in &endpoint.headers {
-                let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-                    .map_err(|_| format!("{name:?} is not an HTTP header name"))?;
-                let mut value = reqwest::header::HeaderValue::from_str(value)
-                    .map_err(|_| format!("the value of header {name} is not valid"))?;
-                value.set_sensitive(true);
-                headers.insert(name, value);
-            }
-            // Redirects are not followed: a redirect could lead to a
-            // host the grants do not allow.
-            let client = reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
-            let config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
-                .custom_headers(headers)
-                .max_json_response_size(message_limit)
-                .max_sse_event_size(message_limit);
-            let manager = match &endpoint.login {
-                Some(slot) => slot.manager().await.map_err(|e| e.to_string())?,
-                None => None,
+            let cc = endpoint
+                .oauth
+                .as_ref()
+                .filter(|o| o.grant == super::declaration::Grant::ClientCredentials);
+            let manager = match (&endpoint.login, cc) {
+                (Some(slot), Some(settings)) => Some(
+                    slot.client_credentials(settings, false)
+                        .await
+                        .map_err(|e| e.to_string())?,
+                ),
+                (Some(slot), None) => slot.manager().await.map_err(|e| e.to_string())?,
+                (None, _) => None,
             };
             let logged_in = manager.is_some();
-            let served = match manager {
-                Some(manager) => {
-                    let client = rmcp::transport::AuthClient::new(client, manager);
-                    let transport = StreamableHttpClientTransport::with_client(client, config);
-                    handler.serve_with_lifecycle(transport, lifecycle).await
-                }
-                None => {
-                    let transport = StreamableHttpClientTransport::with_client(client, config);
-                    handler.serve_with_lifecycle(transport, lifecycle).await
-                }
-            };
+            let mut served = serve_http(
+                endpoint,
+                handler.clone(),
+                lifecycle.clone(),
+                manager,
+                message_limit,
+            )
+            .await?;
+            // A token obtained with the client's credentials that the
+            // server refuses is replaced once.
+            if let (Err(e), Some(slot), Some(settings)) = (&served, &endpoint.login, cc)
+                && e.auth_challenge().is_some()
+            {
+                let manager = slot
+                    .client_credentials(settings, true)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                served =
+                    serve_http(endpoint, handler, lifecycle, Some(manager), message_limit).await?;
+            }
             let service = served.map_err(|e| {
                 if let Some(challenge) = e.auth_challenge() {
                     let refusal =
@@ -341,6 +340,47 @@ async fn open(
             })
         }
     }
+}
+
+/// A session with the HTTP server at `endpoint`, its requests carrying
+/// the token of `manager` (refreshed by it) when there is one.
+async fn serve_http(
+    endpoint: &super::launch::Endpoint,
+    handler: Handler,
+    lifecycle: ClientLifecycleMode,
+    manager: Option<rmcp::transport::AuthorizationManager>,
+    message_limit: usize,
+) -> Result<Result<RunningService<RoleClient, Handler>, ClientInitializeError>, Refused> {
+    let mut headers = HashMap::new();
+    for (name, value) in &endpoint.headers {
+        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("{name:?} is not an HTTP header name"))?;
+        let mut value = reqwest::header::HeaderValue::from_str(value)
+            .map_err(|_| format!("the value of header {name} is not valid"))?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    // Redirects are not followed: a redirect could lead to a host the
+    // grants do not allow.
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+    let config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
+        .custom_headers(headers)
+        .max_json_response_size(message_limit)
+        .max_sse_event_size(message_limit);
+    Ok(match manager {
+        Some(manager) => {
+            let client = rmcp::transport::AuthClient::new(client, manager);
+            let transport = StreamableHttpClientTransport::with_client(client, config);
+            handler.serve_with_lifecycle(transport, lifecycle).await
+        }
+        None => {
+            let transport = StreamableHttpClientTransport::with_client(client, config);
+            handler.serve_with_lifecycle(transport, lifecycle).await
+        }
+    })
 }
 
 /// Why a request on `open` failed, for people: `why` (often only

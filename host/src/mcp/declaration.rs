@@ -52,6 +52,57 @@ pub struct Http {
     pub url: String,
     /// Headers for every request; values may name granted variables.
     pub headers: Vec<(String, String)>,
+    /// How the host logs in when the server asks for OAuth.
+    pub oauth: Option<OAuth>,
+}
+
+/// Which OAuth grant the host uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Grant {
+    /// A person logs in through a browser (`mcp login`).
+    #[default]
+    AuthorizationCode,
+    /// The host obtains tokens itself with the client's credentials.
+    ClientCredentials,
+}
+
+/// OAuth settings, as declared: `client_secret` and `private_key` are
+/// `${NAME}` references, never values.
+#[derive(Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct OAuth {
+    /// The grant.
+    pub grant: Grant,
+    /// A pre-registered client id (may name granted variables).
+    pub client_id: Option<String>,
+    /// Its secret, `${NAME}`.
+    pub client_secret: Option<String>,
+    /// A PEM private key for a JWT assertion, `${NAME}`.
+    pub private_key: Option<String>,
+    /// The key's algorithm.
+    pub signing_algorithm: Option<String>,
+    /// An HTTPS Client ID Metadata Document URL.
+    pub client_metadata_url: Option<String>,
+    /// Scopes to ask for beyond the server's.
+    pub scopes: Vec<String>,
+    /// The loopback redirect's port.
+    pub callback_port: Option<u16>,
+}
+
+impl fmt::Debug for OAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuth")
+            .field("grant", &self.grant)
+            .field("client_id", &self.client_id.as_ref().map(|_| "…"))
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("private_key", &self.private_key.as_ref().map(|_| "…"))
+            .field("signing_algorithm", &self.signing_algorithm)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("scopes", &self.scopes)
+            .field("callback_port", &self.callback_port)
+            .finish()
+    }
 }
 
 impl Transport {
@@ -96,6 +147,7 @@ impl fmt::Debug for Transport {
                 .debug_struct("Http")
                 .field("url", &super::launch::redact_url(&h.url))
                 .field("headers", &keys(&h.headers))
+                .field("oauth", &h.oauth)
                 .finish(),
         }
     }

@@ -228,12 +228,72 @@ impl Out {
                 if let Some(table) = self.table(name, server.get("headers"), "headers")? {
                     lines.push(format!("headers = {table}"));
                 }
+                if let Some(oauth) = self.oauth(name, server.get("oauth"))? {
+                    lines.push(format!("oauth = {oauth}"));
+                }
             }
             (Some(_), Some(_)) => return Err(at("it has both command and url")),
             (None, None) => return Err(at("it has neither command nor url")),
         }
         lines.push(String::new());
         Ok(lines.join("\n"))
+    }
+
+    /// The inline `oauth` table of a server's `oauth` object (Claude
+    /// Code's `clientId`, `clientSecret`, `callbackPort`, or the host's
+    /// own spellings): a secret becomes a reference, never a value.
+    fn oauth(&mut self, server: &str, value: Option<&Value>) -> Result<Option<String>, String> {
+        let Some(value) = value.filter(|v| !v.is_null()) else {
+            return Ok(None);
+        };
+        let map = value
+            .as_object()
+            .ok_or_else(|| format!("server {server:?}: oauth is not an object"))?;
+        let mut pairs = Vec::new();
+        for (name, value) in map {
+            let (host, secret) = match name.as_str() {
+                "clientId" | "client_id" => ("client_id", false),
+                "clientSecret" | "client_secret" => ("client_secret", true),
+                "privateKey" | "private_key" => ("private_key", true),
+                "signingAlgorithm" | "signing_algorithm" => ("signing_algorithm", false),
+                "clientMetadataUrl" | "client_metadata_url" => ("client_metadata_url", false),
+                "grant" => ("grant", false),
+                "callbackPort" | "callback_port" => {
+                    let port = value
+                        .as_u64()
+                        .filter(|p| (1..=65535).contains(p))
+                        .ok_or_else(|| format!("server {server:?}: oauth.{name} is not a port"))?;
+                    pairs.push(format!("callback_port = {port}"));
+                    continue;
+                }
+                "scopes" => {
+                    let scopes = value
+                        .as_array()
+                        .and_then(|a| a.iter().map(Value::as_str).collect::<Option<Vec<_>>>())
+                        .ok_or_else(|| {
+                            format!("server {server:?}: oauth.scopes is not a list of strings")
+                        })?;
+                    let scopes: Vec<String> = scopes.iter().map(|s| quote(s)).collect();
+                    pairs.push(format!("scopes = [{}]", scopes.join(", ")));
+                    continue;
+                }
+                other => {
+                    return Err(format!(
+                        "server {server:?}: oauth.{other} is not a setting the host knows"
+                    ));
+                }
+            };
+            let text = value
+                .as_str()
+                .ok_or_else(|| format!("server {server:?}: oauth.{name} is not a string"))?;
+            let text = if secret {
+                self.reference(server, host, text)
+            } else {
+                text.to_owned()
+            };
+            pairs.push(format!("{host} = {}", quote(&text)));
+        }
+        Ok((!pairs.is_empty()).then(|| format!("{{ {} }}", pairs.join(", "))))
     }
 
     /// An inline table of `env` or `headers`, every value a reference.
@@ -429,6 +489,31 @@ mod tests {
         assert!(
             parsed["plugins"]["mcp"]["grants"].get("net").is_none(),
             "{block}"
+        );
+    }
+
+    #[test]
+    fn an_oauth_client_is_kept_and_its_secret_becomes_a_reference() {
+        let json = r#"{"mcpServers": {"tracker": {"type": "http", "url": "https://t.example.com/mcp",
+            "oauth": {"clientId": "acme", "clientSecret": "s3cret-value", "callbackPort": 8765}}}}"#;
+        let block = import(json, "builtin:mcp").unwrap();
+        assert!(
+            block.contains(r#"oauth = { callback_port = 8765, client_id = "acme", client_secret = "${TRACKER_CLIENT_SECRET}" }"#),
+            "{block}"
+        );
+        assert!(!block.contains("s3cret-value"));
+        assert!(
+            block.contains(r#"env = ["TRACKER_CLIENT_SECRET"]"#),
+            "{block}"
+        );
+        let refused = import(
+            r#"{"mcpServers": {"t": {"url": "https://t.example.com/mcp", "oauth": {"audience": "x"}}}}"#,
+            "builtin:mcp",
+        )
+        .unwrap_err();
+        assert!(
+            refused.contains("oauth.audience is not a setting"),
+            "{refused}"
         );
     }
 

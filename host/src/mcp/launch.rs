@@ -71,6 +71,8 @@ pub struct Endpoint {
     /// keeps logins (it does beside a config file): the host attaches the
     /// token to its requests, the plugin never sees it.
     pub login: Option<super::oauth::Slot>,
+    /// The declared OAuth settings, their references resolved.
+    pub oauth: Option<super::oauth::Settings>,
 }
 
 impl fmt::Debug for Endpoint {
@@ -203,11 +205,17 @@ fn endpoint(plugin: &str, http: &Http, grants: &Grants) -> Result<Endpoint, Laun
         }
         headers.push((name.clone(), value));
     }
+    let oauth = http
+        .oauth
+        .as_ref()
+        .map(|declared| super::oauth::Settings::resolve(plugin, declared, grants))
+        .transpose()?;
     Ok(Endpoint {
         url,
         grant: grant.clone(),
         headers,
         login: None,
+        oauth,
     })
 }
 

@@ -19,6 +19,8 @@
 
 pub mod browser;
 pub mod login;
+mod machine;
+pub mod settings;
 pub mod tokens;
 
 use std::sync::Arc;
@@ -28,6 +30,7 @@ use rmcp::transport::auth::{
 };
 
 pub use login::{LoggedIn, Login, login};
+pub use settings::{SIGNING_ALGORITHMS, Settings};
 pub use tokens::{Entry, Tokens};
 
 /// Why a login, or the use of a login, failed: one line that names what

@@ -216,6 +216,23 @@ fn declarations(
             bindings::McpTransport::StreamableHttp(http) => Transport::Http(Http {
                 url: http.url.clone(),
                 headers: http.headers.clone(),
+                oauth: http.oauth.as_ref().map(|o| crate::mcp::declaration::OAuth {
+                    grant: match o.grant {
+                        bindings::OauthGrant::AuthorizationCode => {
+                            crate::mcp::declaration::Grant::AuthorizationCode
+                        }
+                        bindings::OauthGrant::ClientCredentials => {
+                            crate::mcp::declaration::Grant::ClientCredentials
+                        }
+                    },
+                    client_id: o.client_id.clone(),
+                    client_secret: o.client_secret.clone(),
+                    private_key: o.private_key.clone(),
+                    signing_algorithm: o.signing_algorithm.clone(),
+                    client_metadata_url: o.client_metadata_url.clone(),
+                    scopes: o.scopes.clone(),
+                    callback_port: o.callback_port,
+                }),
             }),
         };
         declarations.push(Declaration {
@@ -278,7 +295,19 @@ fn check_sizes(
                         + pairs(&s.env)
                         + s.cwd.as_ref().map_or(0, String::len)
                 }
-                bindings::McpTransport::StreamableHttp(h) => h.url.len() + pairs(&h.headers),
+                bindings::McpTransport::StreamableHttp(h) => {
+                    let text = |t: &Option<String>| t.as_ref().map_or(0, String::len);
+                    h.url.len()
+                        + pairs(&h.headers)
+                        + h.oauth.as_ref().map_or(0, |o| {
+                            text(&o.client_id)
+                                + text(&o.client_secret)
+                                + text(&o.private_key)
+                                + text(&o.signing_algorithm)
+                                + text(&o.client_metadata_url)
+                                + o.scopes.iter().map(String::len).sum::<usize>()
+                        })
+                }
             };
         total = total.saturating_add(size);
     }

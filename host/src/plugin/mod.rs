@@ -41,7 +41,7 @@ use crate::tool::{CallError, ResultBudget, ToolResult};
 use bindings::PluginPre;
 
 /// The WIT world a plugin must export, as reported in errors.
-pub const WORLD: &str = "tiny-harness:plugin/plugin@0.2.0";
+pub const WORLD: &str = "tiny-harness:plugin/plugin@0.3.0";
 
 /// How a plugin is to be loaded: everything the host config says about it.
 ///

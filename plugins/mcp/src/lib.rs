@@ -16,7 +16,17 @@
 //! [plugins.mcp.config.mcpServers.remote]
 //! url = "http://127.0.0.1:3001/mcp"
 //! headers = { Authorization = "Bearer ${REMOTE_TOKEN}" }
+//!
+//! [plugins.mcp.config.mcpServers.tracker]               # OAuth, when discovery is not enough
+//! url = "https://tracker.example.com/mcp"
+//! oauth = { client_id = "tiny-harness", client_secret = "${TRACKER_SECRET}", scopes = ["read"] }
 //! ```
+//!
+//! `oauth` (all optional): `grant` (`authorization_code`, the default, or
+//! `client_credentials`), `client_id`, `client_secret` and `private_key`
+//! (as `${NAME}`), `signing_algorithm`, `client_metadata_url`, `scopes`,
+//! `callback_port`; the camelCase spellings other clients write
+//! (`clientId`, `callbackPort`, ...) are accepted too.
 //!
 //! The plugin has no tools of its own: the host reaches each server under
 //! the plugin's grants (`exec` for a command, `net` for a URL) and
@@ -37,7 +47,9 @@ mod bindings {
     wit_bindgen::generate!({ world: "plugin", path: "../../wit" });
 }
 
-use bindings::tiny_harness::plugin::types::{McpHttp, McpSource, McpStdio, McpTransport};
+use bindings::tiny_harness::plugin::types::{
+    McpHttp, McpOauth, McpSource, McpStdio, McpTransport, OauthGrant,
+};
 use bindings::{CallError, CallResult, Guest, Registration};
 
 /// The plugin's config.
@@ -61,6 +73,7 @@ struct Server {
     url: Option<String>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    oauth: Option<OAuth>,
     timeout_ms: Option<u32>,
     start_timeout_ms: Option<u32>,
     #[serde(default)]
@@ -75,6 +88,53 @@ struct Server {
     _auto_approve: Option<serde_json::Value>,
     #[serde(rename = "alwaysAllow", default)]
     _always_allow: Option<serde_json::Value>,
+}
+
+/// A server's `oauth` table.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OAuth {
+    grant: Option<String>,
+    #[serde(alias = "clientId")]
+    client_id: Option<String>,
+    #[serde(alias = "clientSecret")]
+    client_secret: Option<String>,
+    #[serde(alias = "privateKey")]
+    private_key: Option<String>,
+    #[serde(alias = "signingAlgorithm")]
+    signing_algorithm: Option<String>,
+    #[serde(alias = "clientMetadataUrl")]
+    client_metadata_url: Option<String>,
+    #[serde(default)]
+    scopes: Vec<String>,
+    #[serde(alias = "callbackPort")]
+    callback_port: Option<u16>,
+}
+
+impl OAuth {
+    fn lower(self, at: &dyn Fn(&str) -> String) -> Result<McpOauth, String> {
+        let grant = match self.grant.as_deref() {
+            None | Some("authorization_code" | "authorization-code") => {
+                OauthGrant::AuthorizationCode
+            }
+            Some("client_credentials" | "client-credentials") => OauthGrant::ClientCredentials,
+            Some(other) => {
+                return Err(at(&format!(
+                    "oauth.grant {other:?} is neither authorization_code nor client_credentials"
+                )));
+            }
+        };
+        Ok(McpOauth {
+            grant,
+            client_id: self.client_id,
+            client_secret: self.client_secret,
+            private_key: self.private_key,
+            signing_algorithm: self.signing_algorithm,
+            client_metadata_url: self.client_metadata_url,
+            scopes: self.scopes,
+            callback_port: self.callback_port,
+        })
+    }
 }
 
 /// The server name a `mcpServers` key becomes.
@@ -105,8 +165,8 @@ fn source(key: &str, server: Server) -> Result<McpSource, String> {
     }
     let transport = match (server.command, server.url) {
         (Some(command), None) => {
-            if !server.headers.is_empty() {
-                return Err(at("headers apply to a url, not to a command"));
+            if !server.headers.is_empty() || server.oauth.is_some() {
+                return Err(at("headers and oauth apply to a url, not to a command"));
             }
             McpTransport::Stdio(McpStdio {
                 command,
@@ -119,9 +179,11 @@ fn source(key: &str, server: Server) -> Result<McpSource, String> {
             if !server.args.is_empty() || !server.env.is_empty() || server.cwd.is_some() {
                 return Err(at("args, env and cwd apply to a command, not to a url"));
             }
+            let oauth = server.oauth.map(|o| o.lower(&at)).transpose()?;
             McpTransport::StreamableHttp(McpHttp {
                 url,
                 headers: server.headers.into_iter().collect(),
+                oauth,
             })
         }
         (Some(_), Some(_)) => return Err(at("give either command or url, not both")),

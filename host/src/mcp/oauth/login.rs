@@ -117,11 +117,23 @@ pub async fn login(
     let mut manager = AuthorizationManager::new(url.as_str())
         .await
         .map_err(|e| fail("cannot start a login", &e))?;
-    let resolution = manager
-        .resolve_metadata_from_challenge(challenge.as_deref())
-        .await
-        .map_err(|e| fail("cannot discover how to log in to it", &e))?;
-    let metadata = resolution.metadata;
+    let metadata =
+        match manager
+            .resolve_metadata_from_challenge(challenge.as_deref())
+            .await
+        {
+            Ok(resolution) => resolution.metadata,
+            // A 2025-03-26 server (no protected-resource metadata) serves its
+            // authorization server's metadata at its own origin, and some
+            // give an issuer other than that origin, which RFC 8414 would
+            // refuse; it is taken when every endpoint it names is on the
+            // server's own origin (the server is then its own authorization
+            // server, and no other can be mixed up with it).
+            Err(e @ AuthError::AuthorizationServerMismatch { .. }) => same_origin_metadata(url)
+                .await
+                .ok_or_else(|| fail("cannot discover how to log in to it", &e))?,
+            Err(e) => return Err(fail("cannot discover how to log in to it", &e)),
+        };
     manager.set_metadata(metadata.clone());
     manager.set_credential_store(slot.clone());
 
@@ -286,6 +298,41 @@ pub async fn login(
         refreshable: state.refreshable,
         client,
     })
+}
+
+/// The authorization server metadata at `url`'s origin
+/// (`/.well-known/oauth-authorization-server`, as 2025-03-26 servers
+/// publish it), if every endpoint it names is on that origin.
+async fn same_origin_metadata(
+    url: &url::Url,
+) -> Option<rmcp::transport::auth::AuthorizationMetadata> {
+    let origin = url.origin();
+    let address = url.join("/.well-known/oauth-authorization-server").ok()?;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(30))
+        .build()
+        .ok()?;
+    let mut response = client.get(address).send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.ok()? {
+        body.extend_from_slice(&chunk);
+        if body.len() > 1 << 20 {
+            return None;
+        }
+    }
+    let metadata: rmcp::transport::auth::AuthorizationMetadata =
+        serde_json::from_slice(&body).ok()?;
+    let ours = |endpoint: &str| url::Url::parse(endpoint).is_ok_and(|e| e.origin() == origin);
+    let every = [
+        Some(metadata.authorization_endpoint.as_str()),
+        Some(metadata.token_endpoint.as_str()),
+        metadata.registration_endpoint.as_deref(),
+    ];
+    every.iter().flatten().all(|e| ours(e)).then_some(metadata)
 }
 
 /// The server's `WWW-Authenticate` challenge to a session opened and a

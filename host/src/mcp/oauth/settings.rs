@@ -1,0 +1,226 @@
+//! A server's declared OAuth settings (`oauth` in its `mcpServers` entry):
+//! checked against the plugin's grants, `${NAME}` references resolved.
+//!
+//! Invariants: a secret or a key is only ever a `${NAME}` reference to a
+//! granted host variable, never written in the config; `Debug` never shows
+//! either.
+
+use crate::mcp::declaration::{Grant, OAuth};
+use crate::mcp::launch::{LaunchError, MAX_PAIRS};
+
+/// A server's declared OAuth settings (`oauth` in its `mcpServers`
+/// entry), checked and with their `${NAME}` references resolved. The
+/// secret and the key are never shown (`Debug` names only what is set).
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct Settings {
+    /// The grant.
+    pub grant: Grant,
+    /// A pre-registered client id.
+    pub client_id: Option<String>,
+    /// Its secret.
+    pub client_secret: Option<String>,
+    /// A PEM private key for a JWT assertion (RFC 7523).
+    pub private_key: Option<String>,
+    /// The key's algorithm: `ES256` (default), `ES384`, `RS256`, `RS384`
+    /// or `RS512`.
+    pub signing_algorithm: String,
+    /// An HTTPS Client ID Metadata Document URL.
+    pub client_metadata_url: Option<String>,
+    /// Scopes to ask for beyond those the server names.
+    pub scopes: Vec<String>,
+    /// The loopback redirect's port.
+    pub callback_port: Option<u16>,
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Settings")
+            .field("grant", &self.grant)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("private_key", &self.private_key.as_ref().map(|_| "…"))
+            .field("signing_algorithm", &self.signing_algorithm)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("scopes", &self.scopes)
+            .field("callback_port", &self.callback_port)
+            .finish()
+    }
+}
+
+/// The signing algorithms a JWT assertion may use.
+pub const SIGNING_ALGORITHMS: &[&str] = &["ES256", "ES384", "RS256", "RS384", "RS512"];
+
+impl Settings {
+    /// `declared` of plugin `plugin`, checked against `grants`.
+    pub fn resolve(
+        plugin: &str,
+        declared: &OAuth,
+        grants: &crate::grant::Grants,
+    ) -> Result<Settings, LaunchError> {
+        let invalid = |why: String| LaunchError::Invalid(format!("oauth: {why}"));
+        let expand = |value: &str, what: &str| {
+            crate::grant::start::expand(plugin, value, &grants.env, &format!("oauth.{what}"))
+        };
+        // A secret is named, never written: the config may be shared, the
+        // host's environment is where secrets live.
+        let secret = |value: &Option<String>, what: &str| -> Result<Option<String>, LaunchError> {
+            let Some(value) = value else {
+                return Ok(None);
+            };
+            let whole = value.starts_with("${")
+                && value.ends_with('}')
+                && value[2..value.len() - 1]
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            if !whole {
+                return Err(invalid(format!(
+                    "{what} must be a ${{NAME}} reference to a host variable in the plugin's env grant, not the value itself"
+                )));
+            }
+            expand(value, what).map(Some)
+        };
+        let client_id = declared
+            .client_id
+            .as_deref()
+            .map(|id| expand(id, "client_id"))
+            .transpose()?;
+        let client_secret = secret(&declared.client_secret, "client_secret")?;
+        let private_key = secret(&declared.private_key, "private_key")?;
+        let signing_algorithm = declared
+            .signing_algorithm
+            .clone()
+            .unwrap_or_else(|| "ES256".to_owned());
+        if !SIGNING_ALGORITHMS.contains(&signing_algorithm.as_str()) {
+            return Err(invalid(format!(
+                "signing_algorithm {:?} is not one of {}",
+                crate::display::one_line(&signing_algorithm),
+                SIGNING_ALGORITHMS.join(", ")
+            )));
+        }
+        if let Some(document) = &declared.client_metadata_url {
+            let parsed = url::Url::parse(document).ok();
+            if !parsed.is_some_and(|u| u.scheme() == "https" && u.path() != "/") {
+                return Err(invalid(
+                    "client_metadata_url must be an https URL with a path (the document's address)"
+                        .to_owned(),
+                ));
+            }
+        }
+        if declared.scopes.len() > MAX_PAIRS
+            || declared.scopes.iter().any(|s| {
+                s.is_empty()
+                    || s.len() > 256
+                    || s.chars().any(|c| c.is_whitespace() || c.is_control())
+            })
+        {
+            return Err(invalid(format!(
+                "scopes must be at most {} words of 1 to 256 characters without spaces",
+                MAX_PAIRS
+            )));
+        }
+        if declared.grant == Grant::ClientCredentials {
+            if client_id.is_none() {
+                return Err(invalid(
+                    "the client-credentials grant needs client_id".to_owned(),
+                ));
+            }
+            if client_secret.is_some() == private_key.is_some() {
+                return Err(invalid(
+                    "the client-credentials grant needs client_secret or private_key (one of them)"
+                        .to_owned(),
+                ));
+            }
+        }
+        if private_key.is_some() && declared.grant != Grant::ClientCredentials {
+            return Err(invalid(
+                "private_key is for the client-credentials grant".to_owned(),
+            ));
+        }
+        Ok(Settings {
+            grant: declared.grant,
+            client_id,
+            client_secret,
+            private_key,
+            signing_algorithm,
+            client_metadata_url: declared.client_metadata_url.clone(),
+            scopes: declared.scopes.clone(),
+            callback_port: declared.callback_port,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grants() -> crate::grant::Grants {
+        crate::grant::Grants {
+            // A variable every test process has, so that none is set here.
+            env: vec!["PATH".to_owned()],
+            ..Default::default()
+        }
+    }
+
+    fn resolve(change: impl FnOnce(&mut OAuth)) -> Result<Settings, String> {
+        let mut declared = OAuth::default();
+        change(&mut declared);
+        Settings::resolve("mcp", &declared, &grants()).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn secrets_are_references_to_granted_variables_and_never_shown() {
+        let value = std::env::var("PATH").unwrap();
+        let settings = resolve(|o| {
+            o.client_id = Some("client".to_owned());
+            o.client_secret = Some("${PATH}".to_owned());
+        })
+        .unwrap();
+        assert_eq!(settings.client_secret.as_deref(), Some(value.as_str()));
+        assert!(!format!("{settings:?}").contains(&value));
+
+        let literal = resolve(|o| o.client_secret = Some("s3cret".to_owned())).unwrap_err();
+        assert!(literal.contains("must be a ${NAME} reference"), "{literal}");
+        let ungranted = resolve(|o| o.client_secret = Some("${HOME}".to_owned())).unwrap_err();
+        assert!(ungranted.contains("HOME"), "{ungranted}");
+    }
+
+    #[test]
+    fn bad_settings_are_refused_with_what_to_fix() {
+        for (change, want) in [
+            (
+                Box::new(|o: &mut OAuth| {
+                    o.client_metadata_url = Some("http://x.example/c.json".to_owned())
+                }) as Box<dyn FnOnce(&mut OAuth)>,
+                "client_metadata_url must be an https URL",
+            ),
+            (
+                Box::new(|o: &mut OAuth| o.signing_algorithm = Some("HS256".to_owned())),
+                "signing_algorithm \"HS256\" is not one of",
+            ),
+            (
+                Box::new(|o: &mut OAuth| o.grant = Grant::ClientCredentials),
+                "needs client_id",
+            ),
+            (
+                Box::new(|o: &mut OAuth| {
+                    o.grant = Grant::ClientCredentials;
+                    o.client_id = Some("c".to_owned());
+                }),
+                "needs client_secret or private_key",
+            ),
+            (
+                Box::new(|o: &mut OAuth| o.private_key = Some("${PATH}".to_owned())),
+                "private_key is for the client-credentials grant",
+            ),
+            (
+                Box::new(|o: &mut OAuth| o.scopes = vec!["two words".to_owned()]),
+                "scopes must be",
+            ),
+        ] {
+            let refused = resolve(change).unwrap_err();
+            assert!(refused.contains(want), "{refused}");
+            assert!(!refused.contains('\n'));
+        }
+    }
+}
