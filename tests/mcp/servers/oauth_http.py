@@ -24,6 +24,8 @@ environment:
 - ``REFRESH_MODE``: ``reject`` (a refresh answers ``invalid_grant``).
 - ``CALL_SCOPE``: the scope ``tools/call`` needs; a token without it gets
   ``403 insufficient_scope``.
+- ``STATIC_TOKEN``: a token valid from the start (scope ``read``), for a
+  client that sends it as a static header.
 - ``EVENTS_FILE``: a file that gets a line per event (``register``,
   ``authorize <scope>``, ``token <grant>``, ``mcp <method> <token>``).
 """
@@ -213,6 +215,8 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
+    if ENV("STATIC_TOKEN"):
+        TOKENS[ENV("STATIC_TOKEN")] = ["read"]
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print(f"listening on {server.server_port}", flush=True)

@@ -1,0 +1,164 @@
+//! One call through an HTTP MCP server that asks for OAuth, in a host's
+//! persistent session, two ways side by side in every iteration:
+//!
+//! - `static_header`: the token written into the config as a header
+//!   (`Authorization = "Bearer ${TOKEN}"`), as before logins existed;
+//! - `logged_in`: the host attaching the token of `mcp login` itself
+//!   (rmcp's `AuthClient`: the token looked up and its expiry checked at
+//!   every request).
+//!
+//! Both reach the same server (`tests/mcp/servers/oauth_http.py`), so the
+//! difference is the host's bookkeeping. Prints the medians of both and of
+//! their ratio. Each row asserts the call succeeded.
+//!
+//! Run: `cargo bench -p tiny-harness-host --bench oauth`.
+
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use tiny_harness_host::{Host, HostBuilder, ToolCall, config::Config};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The OAuth test server, with `token` valid from the start.
+fn server(token: &str) -> (Child, String) {
+    let mut child = Command::new("/usr/bin/python3")
+        .arg(root().join("tests/mcp/servers/oauth_http.py"))
+        .env("STATIC_TOKEN", token)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs the server");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("its port");
+    let port = line.trim().trim_start_matches("listening on ").to_owned();
+    (child, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+/// A config for the server at `url`, with `extra` in its entry.
+fn config(dir: &Path, url: &str, extra: &str) -> PathBuf {
+    let path = dir.join("agent.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[plugins.mcp]\npath = \"builtin:mcp\"\n\n[plugins.mcp.grants]\nnet = [\"http://127.0.0.1:*\"]\nenv = [\"BENCH_TOKEN\"]\n\n[plugins.mcp.config.mcpServers.remote]\nurl = \"{url}\"\n{extra}"
+        ),
+    )
+    .expect("config");
+    path
+}
+
+async fn host(config: &Path) -> Host {
+    let config = Config::load(config).expect("config");
+    let mut builder = HostBuilder::new().expect("engine");
+    builder.config_lock(&config, false).expect("lock");
+    builder.load_config(&config).await.expect("load");
+    builder.build()
+}
+
+async fn whoami(host: &Host) {
+    let call = ToolCall {
+        id: "b".into(),
+        name: "mcp/remote.whoami".into(),
+        arguments: serde_json::json!({}),
+    };
+    let outcome = host.invoke(&call).await;
+    let rendered = outcome.render();
+    assert!(rendered.contains("scopes: read"), "{rendered}");
+}
+
+fn bench(c: &mut Criterion) {
+    let token = "static-bench-token";
+    // SAFETY: set before any thread of this process reads the environment.
+    unsafe { std::env::set_var("BENCH_TOKEN", token) };
+    let (mut child, url) = server(token);
+    let statics = tempfile::tempdir().expect("dir");
+    let header = config(
+        statics.path(),
+        &url,
+        "headers = { Authorization = \"Bearer ${BENCH_TOKEN}\" }\n",
+    );
+    let logins = tempfile::tempdir().expect("dir");
+    let login = config(logins.path(), &url, "");
+    let browser = format!(
+        "/usr/bin/python3 {}",
+        root().join("tests/conformance/browser.py").display()
+    );
+    let done = Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
+        .args(["--config"])
+        .arg(&login)
+        .args(["mcp", "login", "remote", "--wait", "30"])
+        .env("BROWSER", browser)
+        .output()
+        .expect("login");
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let (with_header, logged_in) =
+        runtime.block_on(async { (host(&header).await, host(&login).await) });
+    runtime.block_on(async {
+        whoami(&with_header).await;
+        whoami(&logged_in).await;
+    });
+
+    let mut group = c.benchmark_group("oauth_call");
+    let samples = std::cell::RefCell::new(Vec::new());
+    group.bench_function("paired", |b| {
+        b.iter_custom(|iters| {
+            runtime.block_on(async {
+                let (mut plain, mut oauth) = (Duration::ZERO, Duration::ZERO);
+                for _ in 0..iters {
+                    let start = Instant::now();
+                    whoami(&with_header).await;
+                    plain += start.elapsed();
+                    let start = Instant::now();
+                    whoami(&logged_in).await;
+                    oauth += start.elapsed();
+                }
+                samples
+                    .borrow_mut()
+                    .push((plain / iters as u32, oauth / iters as u32));
+                oauth
+            })
+        });
+    });
+    group.finish();
+    let samples = samples.into_inner();
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let plain = median(samples.iter().map(|s| s.0.as_secs_f64()).collect());
+    let oauth = median(samples.iter().map(|s| s.1.as_secs_f64()).collect());
+    let ratio = median(
+        samples
+            .iter()
+            .map(|s| s.1.as_secs_f64() / s.0.as_secs_f64())
+            .collect(),
+    );
+    println!(
+        "oauth_call: static_header {:.1} us, logged_in {:.1} us, ratio logged_in/static_header {ratio:.3} (medians over {} paired samples)",
+        plain * 1e6,
+        oauth * 1e6,
+        samples.len()
+    );
+    runtime.block_on(async {
+        with_header.shutdown().await;
+        logged_in.shutdown().await;
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
