@@ -336,7 +336,13 @@ async fn command(
             // Each `call` is one iteration of the tool loop: MCP servers
             // list their tools again before it and refuse changed ones.
             host.begin_iteration();
-            let outcome = host.invoke(&call).await;
+            let mut outcome = host.invoke(&call).await;
+            // A person at the terminal is asked to log in, once, and the
+            // call made again (a step-up included); without one the
+            // outcome says what to run.
+            if mcp::offer_login(&host, &outcome).await {
+                outcome = host.invoke(&call).await;
+            }
             if json {
                 emit(&tiny_harness_host::display::json_pretty(
                     &outcome.to_json(),

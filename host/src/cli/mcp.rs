@@ -234,6 +234,20 @@ pub(super) async fn login(
     open_browser: bool,
     wait: u64,
 ) -> anyhow::Result<ExitCode> {
+    let done = log_in(host, name, scopes, open_browser, wait).await?;
+    emit(&done)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Logs in to server `name` of `host` (see `mcp login`); what was done,
+/// as one line.
+pub(super) async fn log_in(
+    host: &tiny_harness_host::Host,
+    name: &str,
+    scopes: Vec<String>,
+    open_browser: bool,
+    wait: u64,
+) -> anyhow::Result<String> {
     use tiny_harness_host::mcp::oauth;
     let sources = host.mcp_sources();
     let (plugin, source) = find(&sources, name)?;
@@ -248,15 +262,14 @@ pub(super) async fn login(
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let state = slot.state().map_err(|e| anyhow::anyhow!("{e}"))?;
         let scopes = state.map(|s| s.scopes).unwrap_or_default();
-        emit(&format!(
+        return Ok(format!(
             "logged in to {key} with the client's credentials (grant client_credentials); scopes: {}; the host obtains a new token as needed",
             if scopes.is_empty() {
                 "none named".to_owned()
             } else {
                 one_line(&scopes.join(" ")).into_owned()
             }
-        ))?;
-        return Ok(ExitCode::SUCCESS);
+        ));
     }
     let mut request = oauth::Login::default();
     request.scopes = scopes;
@@ -271,7 +284,7 @@ pub(super) async fn login(
     let done = oauth::login(slot, &endpoint.url, &endpoint.headers, &request, &mut tell)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    emit(&format!(
+    Ok(format!(
         "logged in to {key} (client {}); scopes: {}; {}; tokens in {}",
         done.client,
         if done.scopes.is_empty() {
@@ -285,8 +298,61 @@ pub(super) async fn login(
             "no refresh token: log in again when it expires"
         },
         one_line(&slot.tokens().path().display().to_string())
-    ))?;
-    Ok(ExitCode::SUCCESS)
+    ))
+}
+
+/// When `outcome` asks for a login and a person is at the terminal: asks
+/// them, logs in (the browser opened as `mcp login` does) and says
+/// whether to call again. At most once per call, so a server that keeps
+/// asking cannot loop.
+pub(super) async fn offer_login(
+    host: &tiny_harness_host::Host,
+    outcome: &tiny_harness_host::CallOutcome,
+) -> bool {
+    use std::io::{BufRead as _, IsTerminal as _, Write as _};
+    let Err(tiny_harness_host::CallError::LoginRequired(why)) = &outcome.result else {
+        return false;
+    };
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return false;
+    }
+    let Some(server) = outcome
+        .tool
+        .split_once('.')
+        .map(|(server, _)| server.to_owned())
+    else {
+        return false;
+    };
+    eprint!(
+        "tiny-harness: {}
+tiny-harness: log in to {server} now? [Y/n] ",
+        one_line(why)
+    );
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    if std::io::stdin().lock().read_line(&mut answer).is_err()
+        || answer.trim().eq_ignore_ascii_case("n")
+    {
+        return false;
+    }
+    match log_in(
+        host,
+        &server,
+        Vec::new(),
+        true,
+        tiny_harness_host::mcp::oauth::login::DEFAULT_WAIT.as_secs(),
+    )
+    .await
+    {
+        Ok(done) => {
+            eprintln!("tiny-harness: {}", one_line(&done));
+            true
+        }
+        Err(e) => {
+            eprintln!("tiny-harness: {}", one_line(&e.to_string()));
+            false
+        }
+    }
 }
 
 pub(super) async fn logout(host: &tiny_harness_host::Host, name: &str) -> anyhow::Result<ExitCode> {

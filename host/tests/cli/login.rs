@@ -306,3 +306,69 @@ fn a_bad_authorization_server_is_one_line_and_nothing_is_written() {
         drop(server);
     }
 }
+
+#[test]
+fn at_a_terminal_a_step_up_asks_once_logs_in_and_calls_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events");
+    let server = Server::start(&[("CALL_SCOPE", "write")], &log);
+    let config = config_for(dir.path(), &server.url);
+    let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
+    assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
+    let browser = format!(
+        "/usr/bin/python3 {}",
+        workspace_root()
+            .join("tests/conformance/browser.py")
+            .display()
+    );
+    let config_arg = config.display().to_string();
+    let seen = super::terminal::in_terminal_with(
+        dir.path(),
+        &["--config", &config_arg, "call", "mcp/remote.whoami", "{}"],
+        &[("BROWSER", &browser)],
+        b"y\n",
+    );
+    assert_eq!(seen.exit, Some(0), "{}", seen.screen);
+    assert_eq!(
+        seen.screen.matches("now? [Y/n]").count(),
+        1,
+        "{}",
+        seen.screen
+    );
+    assert!(
+        seen.screen.contains("scopes: read write"),
+        "{}",
+        seen.screen
+    );
+    assert!(events(&log).contains(&"authorize read write".to_owned()));
+    drop(server);
+
+    // A server that still refuses after the login: asked once, then the
+    // call fails with what to do (no loop).
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events");
+    let server = Server::start(&[("CALL_SCOPE", "write"), ("GRANT_ONLY", "read")], &log);
+    let config = config_for(dir.path(), &server.url);
+    let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
+    assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
+    let config_arg = config.display().to_string();
+    let seen = super::terminal::in_terminal_with(
+        dir.path(),
+        &["--config", &config_arg, "call", "mcp/remote.whoami", "{}"],
+        &[("BROWSER", &browser)],
+        b"y\ny\ny\n",
+    );
+    assert_eq!(seen.exit, Some(1), "{}", seen.screen);
+    assert_eq!(
+        seen.screen.matches("now? [Y/n]").count(),
+        1,
+        "{}",
+        seen.screen
+    );
+    assert!(seen.screen.contains("login_required"), "{}", seen.screen);
+    let authorizations = events(&log)
+        .iter()
+        .filter(|e| e.starts_with("authorize"))
+        .count();
+    assert_eq!(authorizations, 2, "the first login and the one asked for");
+}

@@ -17,15 +17,26 @@ use super::{npm, shared_cache};
 
 /// What the terminal showed while the command ran, and what was left in
 /// its input for the next reader (the user's shell).
-struct Seen {
-    screen: String,
-    pending: Vec<u8>,
-    exit: Option<i32>,
+pub(super) struct Seen {
+    pub screen: String,
+    pub pending: Vec<u8>,
+    pub exit: Option<i32>,
 }
 
 /// Runs the binary in `dir` with `args` as the session leader of a new
 /// pseudo-terminal, its standard streams on it.
 fn in_terminal(dir: &Path, args: &[&str]) -> Seen {
+    in_terminal_with(dir, args, &[], b"")
+}
+
+/// [`in_terminal`] with `env` set and `typed` typed ahead into the
+/// terminal (read by the command when it reads its input).
+pub(super) fn in_terminal_with(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    typed: &[u8],
+) -> Seen {
     let (mut master, mut slave) = (0, 0);
     // SAFETY: openpty writes two descriptors into the integers given.
     let opened = unsafe {
@@ -46,6 +57,7 @@ fn in_terminal(dir: &Path, args: &[&str]) -> Seen {
         .args(args)
         .current_dir(dir)
         .env("TINY_HARNESS_CACHE_DIR", shared_cache())
+        .envs(env.iter().copied())
         .stdin(stdio())
         .stdout(stdio())
         .stderr(stdio());
@@ -59,6 +71,12 @@ fn in_terminal(dir: &Path, args: &[&str]) -> Seen {
         });
     }
     let mut child = command.spawn().expect("the binary starts");
+    if !typed.is_empty() {
+        use std::io::Write as _;
+        std::fs::File::from(master.try_clone().unwrap())
+            .write_all(typed)
+            .unwrap();
+    }
     // The command holds copies of the terminal, which would keep the
     // screen reader below from ever seeing its end.
     drop(command);

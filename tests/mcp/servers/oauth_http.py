@@ -24,6 +24,8 @@ environment:
 - ``REFRESH_MODE``: ``reject`` (a refresh answers ``invalid_grant``).
 - ``CALL_SCOPE``: the scope ``tools/call`` needs; a token without it gets
   ``403 insufficient_scope``.
+- ``GRANT_ONLY``: the only scopes the token endpoint grants, whatever is
+  asked for (space-separated).
 - ``STATIC_TOKEN``: a token valid from the start (scope ``read``), for a
   client that sends it as a static header.
 - ``EVENTS_FILE``: a file that gets a line per event (``register``,
@@ -166,6 +168,8 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.send(400, {"error": "unsupported_grant_type"})
             return
+        if ENV("GRANT_ONLY") is not None:
+            scopes = [s for s in scopes if s in ENV("GRANT_ONLY").split()]
         access, refresh = fresh("tok"), fresh("refresh")
         TOKENS[access] = scopes
         REFRESH[refresh] = scopes
