@@ -44,6 +44,17 @@ def config(url, scenario, context):
         oauth["signing_algorithm"] = json.dumps(context.get("signing_algorithm", "ES256"))
     if "client-credentials" in scenario:
         oauth["grant"] = json.dumps("client_credentials")
+    if context.get("idp_id_token"):
+        # Enterprise-managed: whatever signed the person in hands over
+        # their ID token; the identity provider is the enterprise's.
+        env["CONFORMANCE_ID_TOKEN"] = context["idp_id_token"]
+        oauth["grant"] = json.dumps("enterprise")
+        oauth["identity_provider"] = "{ " + ", ".join([
+            f"issuer = {json.dumps(context['idp_issuer'])}",
+            f"token_endpoint = {json.dumps(context['idp_token_endpoint'])}",
+            f"client_id = {json.dumps(context['idp_client_id'])}",
+            'id_token = "${CONFORMANCE_ID_TOKEN}"',
+        ]) + " }"
     lines = [
         "[plugins.mcp]",
         'path = "builtin:mcp"',

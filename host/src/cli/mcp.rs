@@ -253,17 +253,22 @@ pub(super) async fn log_in(
     let (plugin, source) = find(&sources, name)?;
     let key = format!("{plugin}/{}", source.server());
     let (endpoint, slot) = endpoint(source, &key)?;
-    let settings = endpoint.oauth.clone().unwrap_or_default();
-    if settings.grant == tiny_harness_host::mcp::declaration::Grant::ClientCredentials {
+    let settings = endpoint.oauth.as_deref().cloned().unwrap_or_default();
+    use tiny_harness_host::mcp::declaration::Grant;
+    if let Some(grant) = match settings.grant {
+        Grant::ClientCredentials => Some("client_credentials"),
+        Grant::Enterprise => Some("enterprise"),
+        _ => None,
+    } {
         // No person: the host obtains the token itself (and would at the
         // next call); a login checks that it can.
-        slot.client_credentials(&settings, true)
+        slot.obtain(&settings, true)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let state = slot.state().map_err(|e| anyhow::anyhow!("{e}"))?;
         let scopes = state.map(|s| s.scopes).unwrap_or_default();
         return Ok(format!(
-            "logged in to {key} with the client's credentials (grant client_credentials); scopes: {}; the host obtains a new token as needed",
+            "logged in to {key} without a browser (grant {grant}); scopes: {}; the host obtains a new token as needed",
             if scopes.is_empty() {
                 "none named".to_owned()
             } else {

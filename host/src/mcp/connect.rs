@@ -276,13 +276,17 @@ async fn open(
             }
         }
         Target::Http(endpoint) => {
-            let cc = endpoint
-                .oauth
-                .as_ref()
-                .filter(|o| o.grant == super::declaration::Grant::ClientCredentials);
-            let manager = match (&endpoint.login, cc) {
+            // Grants that need no person: the host obtains the token.
+            let machine = endpoint.oauth.as_ref().filter(|o| {
+                matches!(
+                    o.grant,
+                    super::declaration::Grant::ClientCredentials
+                        | super::declaration::Grant::Enterprise
+                )
+            });
+            let manager = match (&endpoint.login, machine) {
                 (Some(slot), Some(settings)) => Some(
-                    slot.client_credentials(settings, false)
+                    slot.obtain(settings, false)
                         .await
                         .map_err(|e| e.to_string())?,
                 ),
@@ -298,13 +302,13 @@ async fn open(
                 message_limit,
             )
             .await?;
-            // A token obtained with the client's credentials that the
-            // server refuses is replaced once.
-            if let (Err(e), Some(slot), Some(settings)) = (&served, &endpoint.login, cc)
+            // A token the host obtained itself that the server refuses is
+            // replaced once.
+            if let (Err(e), Some(slot), Some(settings)) = (&served, &endpoint.login, machine)
                 && e.auth_challenge().is_some()
             {
                 let manager = slot
-                    .client_credentials(settings, true)
+                    .obtain(settings, true)
                     .await
                     .map_err(|e| e.to_string())?;
                 served =

@@ -52,8 +52,9 @@ pub struct Http {
     pub url: String,
     /// Headers for every request; values may name granted variables.
     pub headers: Vec<(String, String)>,
-    /// How the host logs in when the server asks for OAuth.
-    pub oauth: Option<OAuth>,
+    /// How the host logs in when the server asks for OAuth (boxed: most
+    /// servers have none).
+    pub oauth: Option<Box<OAuth>>,
 }
 
 /// Which OAuth grant the host uses.
@@ -65,6 +66,25 @@ pub enum Grant {
     AuthorizationCode,
     /// The host obtains tokens itself with the client's credentials.
     ClientCredentials,
+    /// Enterprise-managed (SEP-990): a person's ID token from the
+    /// enterprise's identity provider, exchanged for the server's token.
+    Enterprise,
+}
+
+/// The identity provider of the enterprise grant, as declared.
+#[derive(Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct IdentityProvider {
+    /// Its issuer URL.
+    pub issuer: String,
+    /// Its token endpoint.
+    pub token_endpoint: String,
+    /// The client's id there.
+    pub client_id: String,
+    /// The client's secret there, `${NAME}`.
+    pub client_secret: Option<String>,
+    /// The person's ID token, `${NAME}`.
+    pub id_token: String,
 }
 
 /// OAuth settings, as declared: `client_secret` and `private_key` are
@@ -88,6 +108,8 @@ pub struct OAuth {
     pub scopes: Vec<String>,
     /// The loopback redirect's port.
     pub callback_port: Option<u16>,
+    /// The enterprise grant's identity provider.
+    pub identity_provider: Option<IdentityProvider>,
 }
 
 impl fmt::Debug for OAuth {
@@ -101,6 +123,10 @@ impl fmt::Debug for OAuth {
             .field("client_metadata_url", &self.client_metadata_url)
             .field("scopes", &self.scopes)
             .field("callback_port", &self.callback_port)
+            .field(
+                "identity_provider",
+                &self.identity_provider.as_ref().map(|i| &i.issuer),
+            )
             .finish()
     }
 }

@@ -71,8 +71,9 @@ pub struct Endpoint {
     /// keeps logins (it does beside a config file): the host attaches the
     /// token to its requests, the plugin never sees it.
     pub login: Option<super::oauth::Slot>,
-    /// The declared OAuth settings, their references resolved.
-    pub oauth: Option<super::oauth::Settings>,
+    /// The declared OAuth settings, their references resolved (boxed:
+    /// most servers have none).
+    pub oauth: Option<Box<super::oauth::Settings>>,
 }
 
 impl fmt::Debug for Endpoint {
@@ -208,7 +209,7 @@ fn endpoint(plugin: &str, http: &Http, grants: &Grants) -> Result<Endpoint, Laun
     let oauth = http
         .oauth
         .as_ref()
-        .map(|declared| super::oauth::Settings::resolve(plugin, declared, grants))
+        .map(|declared| super::oauth::Settings::resolve(plugin, declared, grants).map(Box::new))
         .transpose()?;
     Ok(Endpoint {
         url,

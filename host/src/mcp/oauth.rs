@@ -30,7 +30,7 @@ use rmcp::transport::auth::{
 };
 
 pub use login::{LoggedIn, Login, login};
-pub use settings::{SIGNING_ALGORITHMS, Settings};
+pub use settings::{IdentityProviderSettings, SIGNING_ALGORITHMS, Settings};
 pub use tokens::{Entry, Tokens};
 
 /// Why a login, or the use of a login, failed: one line that names what

@@ -216,22 +216,36 @@ fn declarations(
             bindings::McpTransport::StreamableHttp(http) => Transport::Http(Http {
                 url: http.url.clone(),
                 headers: http.headers.clone(),
-                oauth: http.oauth.as_ref().map(|o| crate::mcp::declaration::OAuth {
-                    grant: match o.grant {
-                        bindings::OauthGrant::AuthorizationCode => {
-                            crate::mcp::declaration::Grant::AuthorizationCode
-                        }
-                        bindings::OauthGrant::ClientCredentials => {
-                            crate::mcp::declaration::Grant::ClientCredentials
-                        }
-                    },
-                    client_id: o.client_id.clone(),
-                    client_secret: o.client_secret.clone(),
-                    private_key: o.private_key.clone(),
-                    signing_algorithm: o.signing_algorithm.clone(),
-                    client_metadata_url: o.client_metadata_url.clone(),
-                    scopes: o.scopes.clone(),
-                    callback_port: o.callback_port,
+                oauth: http.oauth.as_ref().map(|o| {
+                    Box::new(crate::mcp::declaration::OAuth {
+                        grant: match o.grant {
+                            bindings::OauthGrant::AuthorizationCode => {
+                                crate::mcp::declaration::Grant::AuthorizationCode
+                            }
+                            bindings::OauthGrant::ClientCredentials => {
+                                crate::mcp::declaration::Grant::ClientCredentials
+                            }
+                            bindings::OauthGrant::Enterprise => {
+                                crate::mcp::declaration::Grant::Enterprise
+                            }
+                        },
+                        client_id: o.client_id.clone(),
+                        client_secret: o.client_secret.clone(),
+                        private_key: o.private_key.clone(),
+                        signing_algorithm: o.signing_algorithm.clone(),
+                        client_metadata_url: o.client_metadata_url.clone(),
+                        scopes: o.scopes.clone(),
+                        callback_port: o.callback_port,
+                        identity_provider: o.identity_provider.as_ref().map(|i| {
+                            crate::mcp::declaration::IdentityProvider {
+                                issuer: i.issuer.clone(),
+                                token_endpoint: i.token_endpoint.clone(),
+                                client_id: i.client_id.clone(),
+                                client_secret: i.client_secret.clone(),
+                                id_token: i.id_token.clone(),
+                            }
+                        }),
+                    })
                 }),
             }),
         };
@@ -306,6 +320,13 @@ fn check_sizes(
                                 + text(&o.signing_algorithm)
                                 + text(&o.client_metadata_url)
                                 + o.scopes.iter().map(String::len).sum::<usize>()
+                                + o.identity_provider.as_ref().map_or(0, |i| {
+                                    i.issuer.len()
+                                        + i.token_endpoint.len()
+                                        + i.client_id.len()
+                                        + text(&i.client_secret)
+                                        + i.id_token.len()
+                                })
                         })
                 }
             };

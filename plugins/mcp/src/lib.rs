@@ -22,11 +22,13 @@
 //! oauth = { client_id = "tiny-harness", client_secret = "${TRACKER_SECRET}", scopes = ["read"] }
 //! ```
 //!
-//! `oauth` (all optional): `grant` (`authorization_code`, the default, or
-//! `client_credentials`), `client_id`, `client_secret` and `private_key`
-//! (as `${NAME}`), `signing_algorithm`, `client_metadata_url`, `scopes`,
-//! `callback_port`; the camelCase spellings other clients write
-//! (`clientId`, `callbackPort`, ...) are accepted too.
+//! `oauth` (all optional): `grant` (`authorization_code`, the default,
+//! `client_credentials` or `enterprise`), `client_id`, `client_secret` and
+//! `private_key` (as `${NAME}`), `signing_algorithm`, `client_metadata_url`,
+//! `scopes`, `callback_port`, and for `enterprise` an `identity_provider`
+//! table (`issuer`, `token_endpoint`, `client_id`, `client_secret`,
+//! `id_token`, the last two as `${NAME}`); the camelCase spellings other
+//! clients write (`clientId`, `callbackPort`, ...) are accepted too.
 //!
 //! The plugin has no tools of its own: the host reaches each server under
 //! the plugin's grants (`exec` for a command, `net` for a URL) and
@@ -48,7 +50,7 @@ mod bindings {
 }
 
 use bindings::tiny_harness::plugin::types::{
-    McpHttp, McpOauth, McpSource, McpStdio, McpTransport, OauthGrant,
+    McpHttp, McpOauth, McpSource, McpStdio, McpTransport, OauthGrant, OauthIdentityProvider,
 };
 use bindings::{CallError, CallResult, Guest, Registration};
 
@@ -109,6 +111,23 @@ struct OAuth {
     scopes: Vec<String>,
     #[serde(alias = "callbackPort")]
     callback_port: Option<u16>,
+    #[serde(alias = "identityProvider")]
+    identity_provider: Option<IdentityProvider>,
+}
+
+/// The identity provider of the `enterprise` grant.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IdentityProvider {
+    issuer: String,
+    #[serde(alias = "tokenEndpoint")]
+    token_endpoint: String,
+    #[serde(alias = "clientId")]
+    client_id: String,
+    #[serde(alias = "clientSecret")]
+    client_secret: Option<String>,
+    #[serde(alias = "idToken")]
+    id_token: String,
 }
 
 impl OAuth {
@@ -118,9 +137,10 @@ impl OAuth {
                 OauthGrant::AuthorizationCode
             }
             Some("client_credentials" | "client-credentials") => OauthGrant::ClientCredentials,
+            Some("enterprise") => OauthGrant::Enterprise,
             Some(other) => {
                 return Err(at(&format!(
-                    "oauth.grant {other:?} is neither authorization_code nor client_credentials"
+                    "oauth.grant {other:?} is not authorization_code, client_credentials or enterprise"
                 )));
             }
         };
@@ -133,6 +153,13 @@ impl OAuth {
             client_metadata_url: self.client_metadata_url,
             scopes: self.scopes,
             callback_port: self.callback_port,
+            identity_provider: self.identity_provider.map(|i| OauthIdentityProvider {
+                issuer: i.issuer,
+                token_endpoint: i.token_endpoint,
+                client_id: i.client_id,
+                client_secret: i.client_secret,
+                id_token: i.id_token,
+            }),
         })
     }
 }

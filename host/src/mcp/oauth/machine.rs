@@ -130,3 +130,159 @@ pub(super) fn now() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
 }
+
+impl Slot {
+    /// A manager holding a token obtained through enterprise-managed
+    /// authorization (SEP-990): the saved one while it holds, else the
+    /// person's ID token exchanged at the identity provider for an
+    /// authorization grant (RFC 8693), and that at the server's
+    /// authorization server for a token (RFC 7523).
+    pub async fn enterprise(
+        &self,
+        settings: &Settings,
+        fresh: bool,
+    ) -> Result<AuthorizationManager, OAuthError> {
+        if !fresh
+            && let Some(state) = self.state()?
+            && state.until.is_none_or(|until| until > now() + 30)
+            && let Some(manager) = self.manager().await?
+        {
+            return Ok(manager);
+        }
+        let known = self.entry()?.and_then(|e| e.metadata);
+        let slot = self.clone();
+        let settings = settings.clone();
+        // As for client credentials: rmcp's discovery runs on a runtime of
+        // its own, and the manager for calls is made from the token file.
+        let exchanged = tokio::task::spawn_blocking(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| OAuthError::Server(format!("server {}: {e}", slot.key)))?;
+            runtime.block_on(slot.exchange_enterprise(known, settings))
+        })
+        .await
+        .map_err(|e| OAuthError::Server(format!("server {}: {e}", self.key)))?;
+        let metadata = exchanged?;
+        self.update(|entry| {
+            entry.map(|mut entry| {
+                entry.metadata = Some(metadata);
+                entry
+            })
+        })?;
+        self.manager().await?.ok_or_else(|| {
+            OAuthError::Server(format!(
+                "server {}: the enterprise exchange gave no access token",
+                self.key
+            ))
+        })
+    }
+
+    async fn exchange_enterprise(
+        &self,
+        known: Option<rmcp::transport::auth::AuthorizationMetadata>,
+        settings: Settings,
+    ) -> Result<rmcp::transport::auth::AuthorizationMetadata, OAuthError> {
+        use rmcp::transport::auth::CredentialStore as _;
+        use rmcp::transport::auth::enterprise::{
+            EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
+        };
+        let fail = |why: String| OAuthError::Server(format!("server {}: {why}", self.key));
+        let idp = settings
+            .identity_provider
+            .clone()
+            .ok_or_else(|| fail("the enterprise grant needs identity_provider".to_owned()))?;
+        let metadata = match known {
+            Some(metadata) => metadata,
+            None => {
+                let manager = AuthorizationManager::new(self.resource.as_str())
+                    .await
+                    .map_err(|e| self.server_error(&e))?;
+                manager
+                    .resolve_metadata()
+                    .await
+                    .map_err(|e| self.server_error(&e))?
+                    .metadata
+            }
+        };
+        let issuer = metadata.issuer.clone().ok_or_else(|| {
+            fail("its authorization server's metadata names no issuer, which the enterprise grant needs".to_owned())
+        })?;
+        // The token endpoint the server's metadata names must be its
+        // issuer's: the grant goes nowhere the discovery did not check.
+        let same_origin = |a: &str, b: &str| matches!((url::Url::parse(a), url::Url::parse(b)), (Ok(a), Ok(b)) if a.origin() == b.origin());
+        if !same_origin(&issuer, &metadata.token_endpoint) {
+            return Err(fail(format!(
+                "its authorization server's token endpoint is not on its issuer's origin ({})",
+                crate::display::one_line(&issuer)
+            )));
+        }
+        let secret = |s: &Option<String>| match s {
+            Some(secret) => EmaClientAuthentication::ClientSecretBasic(oauth2::ClientSecret::new(
+                secret.clone(),
+            )),
+            None => EmaClientAuthentication::None,
+        };
+        let provider =
+            EmaAuthorizationServer::new(&idp.issuer, &idp.token_endpoint, &idp.client_id)
+                .with_client_authentication(secret(&idp.client_secret));
+        let client_id = settings.client_id.clone().unwrap_or_default();
+        let resource_server =
+            EmaAuthorizationServer::new(&issuer, &metadata.token_endpoint, &client_id)
+                .with_client_authentication(secret(&settings.client_secret));
+        let http = rmcp::transport::auth::default_oauth_http_client()
+            .map_err(|e| self.server_error(&e))?;
+        let token = EmaExchangeRequest::new_with_id_token(
+            provider,
+            resource_server,
+            self.resource.as_str(),
+            &idp.id_token,
+        )
+        .with_scopes(settings.scopes.clone())
+        .exchange(&http, &http)
+        .await
+        .map_err(|e| {
+            fail(format!(
+                "the enterprise exchange failed ({}): check oauth.identity_provider and a fresh id_token",
+                crate::display::one_line(&e.to_string())
+            ))
+        })?;
+        let mut scopes: Vec<String> = token.scopes.iter().cloned().collect();
+        scopes.sort();
+        let mut response = serde_json::json!({
+            "access_token": token.access_token.secret(),
+            "token_type": "Bearer",
+        });
+        if let Some(lasts) = token.expires_in {
+            response["expires_in"] = serde_json::json!(lasts.as_secs());
+        }
+        let response = serde_json::from_value(response)
+            .map_err(|e| fail(format!("the token cannot be kept: {e}")))?;
+        let stored = rmcp::transport::auth::StoredCredentials::new(
+            client_id,
+            Some(response),
+            scopes,
+            Some(now()),
+        )
+        .with_issuer(Some(issuer));
+        self.save(stored)
+            .await
+            .map_err(|e| fail(crate::display::one_line(&e.to_string()).into_owned()))?;
+        Ok(metadata)
+    }
+}
+
+impl Slot {
+    /// A manager holding a token the host obtains itself, by `settings`'
+    /// grant (client credentials or enterprise-managed).
+    pub async fn obtain(
+        &self,
+        settings: &Settings,
+        fresh: bool,
+    ) -> Result<AuthorizationManager, OAuthError> {
+        match settings.grant {
+            crate::mcp::declaration::Grant::Enterprise => self.enterprise(settings, fresh).await,
+            _ => self.client_credentials(settings, fresh).await,
+        }
+    }
+}

@@ -31,6 +31,24 @@ pub struct Settings {
     pub scopes: Vec<String>,
     /// The loopback redirect's port.
     pub callback_port: Option<u16>,
+    /// The enterprise grant's identity provider.
+    pub identity_provider: Option<IdentityProviderSettings>,
+}
+
+/// The enterprise grant's identity provider, its references resolved.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct IdentityProviderSettings {
+    /// Its issuer URL.
+    pub issuer: String,
+    /// Its token endpoint.
+    pub token_endpoint: String,
+    /// The client's id there.
+    pub client_id: String,
+    /// The client's secret there.
+    pub client_secret: Option<String>,
+    /// The person's ID token.
+    pub id_token: String,
 }
 
 impl std::fmt::Debug for Settings {
@@ -44,6 +62,10 @@ impl std::fmt::Debug for Settings {
             .field("client_metadata_url", &self.client_metadata_url)
             .field("scopes", &self.scopes)
             .field("callback_port", &self.callback_port)
+            .field(
+                "identity_provider",
+                &self.identity_provider.as_ref().map(|i| &i.issuer),
+            )
             .finish()
     }
 }
@@ -132,6 +154,52 @@ impl Settings {
                 ));
             }
         }
+        let identity_provider = match (&declared.identity_provider, declared.grant) {
+            (Some(idp), Grant::Enterprise) => {
+                let endpoint = |value: &str, what: &str| -> Result<String, LaunchError> {
+                    let parsed = url::Url::parse(value).ok();
+                    let loopback = parsed.as_ref().is_some_and(|u| {
+                        matches!(u.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"))
+                    });
+                    let fine = parsed.as_ref().is_some_and(|u| {
+                        u.scheme() == "https" || (u.scheme() == "http" && loopback)
+                    });
+                    if !fine {
+                        return Err(invalid(format!(
+                            "identity_provider.{what} must be an https URL (http only on loopback)"
+                        )));
+                    }
+                    Ok(value.to_owned())
+                };
+                let id_token = secret(&Some(idp.id_token.clone()), "identity_provider.id_token")?
+                    .unwrap_or_default();
+                Some(IdentityProviderSettings {
+                    issuer: endpoint(&idp.issuer, "issuer")?,
+                    token_endpoint: endpoint(&idp.token_endpoint, "token_endpoint")?,
+                    client_id: expand(&idp.client_id, "identity_provider.client_id")?,
+                    client_secret: secret(&idp.client_secret, "identity_provider.client_secret")?,
+                    id_token,
+                })
+            }
+            (None, Grant::Enterprise) => {
+                return Err(invalid(
+                    "the enterprise grant needs identity_provider (issuer, token_endpoint, client_id, id_token)"
+                        .to_owned(),
+                ));
+            }
+            (Some(_), _) => {
+                return Err(invalid(
+                    "identity_provider is for the enterprise grant".to_owned(),
+                ));
+            }
+            (None, _) => None,
+        };
+        if declared.grant == Grant::Enterprise && client_id.is_none() {
+            return Err(invalid(
+                "the enterprise grant needs client_id (the client at the server's authorization server)"
+                    .to_owned(),
+            ));
+        }
         if private_key.is_some() && declared.grant != Grant::ClientCredentials {
             return Err(invalid(
                 "private_key is for the client-credentials grant".to_owned(),
@@ -146,6 +214,7 @@ impl Settings {
             client_metadata_url: declared.client_metadata_url.clone(),
             scopes: declared.scopes.clone(),
             callback_port: declared.callback_port,
+            identity_provider,
         })
     }
 }
@@ -216,6 +285,45 @@ mod tests {
             (
                 Box::new(|o: &mut OAuth| o.scopes = vec!["two words".to_owned()]),
                 "scopes must be",
+            ),
+            (
+                Box::new(|o: &mut OAuth| o.grant = Grant::Enterprise),
+                "the enterprise grant needs identity_provider",
+            ),
+            (
+                Box::new(|o: &mut OAuth| {
+                    o.grant = Grant::Enterprise;
+                    o.client_id = Some("c".to_owned());
+                    o.identity_provider = Some(crate::mcp::declaration::IdentityProvider {
+                        issuer: "http://idp.example".to_owned(),
+                        token_endpoint: "https://idp.example/token".to_owned(),
+                        client_id: "c".to_owned(),
+                        client_secret: None,
+                        id_token: "${PATH}".to_owned(),
+                    });
+                }),
+                "identity_provider.issuer must be an https URL",
+            ),
+            (
+                Box::new(|o: &mut OAuth| {
+                    o.grant = Grant::Enterprise;
+                    o.client_id = Some("c".to_owned());
+                    o.identity_provider = Some(crate::mcp::declaration::IdentityProvider {
+                        issuer: "https://idp.example".to_owned(),
+                        token_endpoint: "https://idp.example/token".to_owned(),
+                        client_id: "c".to_owned(),
+                        client_secret: None,
+                        id_token: "eyJhbGciOi.literal.token".to_owned(),
+                    });
+                }),
+                "identity_provider.id_token must be a ${NAME} reference",
+            ),
+            (
+                Box::new(|o: &mut OAuth| {
+                    o.identity_provider =
+                        Some(crate::mcp::declaration::IdentityProvider::default());
+                }),
+                "identity_provider is for the enterprise grant",
             ),
         ] {
             let refused = resolve(change).unwrap_err();
