@@ -289,6 +289,20 @@ mod tests {
         let refused = tokens.entry("mcp/a").unwrap_err().to_string();
         assert!(refused.contains("not a regular file"), "{refused}");
 
+        // Another user's file (only root can make one here; as anyone
+        // else the kernel refuses the chown and the case cannot be built).
+        std::fs::remove_file(tokens.path()).unwrap();
+        tokens
+            .update("mcp/a", |_| Some(entry("http://a/mcp")))
+            .unwrap();
+        if std::os::unix::fs::chown(tokens.path(), Some(65534), None).is_ok() {
+            let refused = tokens.entry("mcp/a").unwrap_err().to_string();
+            assert!(
+                refused.contains("belongs to user 65534, not to you"),
+                "{refused}"
+            );
+        }
+
         std::fs::remove_file(tokens.path()).unwrap();
         std::fs::write(tokens.path(), "garbage").unwrap();
         std::fs::set_permissions(tokens.path(), std::fs::Permissions::from_mode(0o600)).unwrap();
