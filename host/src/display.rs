@@ -159,8 +159,38 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for Safe<F> {
     }
 }
 
+/// The proleptic Gregorian date `days` after 1970-01-01 (the algorithm
+/// of Howard Hinnant's `civil_from_days`).
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
+    let month = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Seconds since the epoch as a UTC date and minute,
+/// `2026-12-02 03:04 UTC`, for people.
+pub fn utc_minute(secs: u64) -> String {
+    let (year, month, day) = civil_from_days((secs / 86_400) as i64);
+    let (hour, minute) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
+    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02} UTC")
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn utc_minutes() {
+        assert_eq!(super::utc_minute(0), "1970-01-01 00:00 UTC");
+        assert_eq!(super::utc_minute(1_796_180_640), "2026-12-02 03:04 UTC");
+        assert_eq!(super::utc_minute(951_782_400), "2000-02-29 00:00 UTC");
+    }
+
     use super::*;
     use proptest::prelude::*;
 

@@ -150,7 +150,7 @@ fn rfc3339_utc(time: SystemTime) -> String {
         .unwrap_or_default();
     let secs = since.as_secs();
     let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (year, month, day) = civil_from_days(i64::try_from(days).unwrap_or(0));
+    let (year, month, day) = crate::display::civil_from_days(i64::try_from(days).unwrap_or(0));
     format!(
         "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
         rest / 3600,
@@ -158,21 +158,6 @@ fn rfc3339_utc(time: SystemTime) -> String {
         rest % 60,
         since.subsec_millis()
     )
-}
-
-/// The proleptic Gregorian date `days` after 1970-01-01 (the algorithm
-/// of Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
-    let month = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 #[cfg(test)]

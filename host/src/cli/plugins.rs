@@ -270,7 +270,7 @@ fn describe_source(table: &mut String, source: &McpSource) {
     match login_of(source) {
         Some(Ok(Some(state))) => {
             let until = match state.until {
-                Some(until) => format!("until {}", utc(until)),
+                Some(until) => format!("until {}", tiny_harness_host::display::utc_minute(until)),
                 None => "with no expiry given".to_owned(),
             };
             let _ = write!(
@@ -314,31 +314,4 @@ fn login_of(
         return None;
     };
     Some(endpoint.login.as_ref()?.state().map_err(|e| e.to_string()))
-}
-
-/// Seconds since the epoch as a UTC date and time, `2026-12-02 03:04 UTC`.
-fn utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let (hour, minute) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02} UTC")
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn utc_dates() {
-        assert_eq!(super::utc(0), "1970-01-01 00:00 UTC");
-        assert_eq!(super::utc(1_796_180_640), "2026-12-02 03:04 UTC");
-        assert_eq!(super::utc(951_782_400), "2000-02-29 00:00 UTC");
-    }
 }

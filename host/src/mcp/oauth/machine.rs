@@ -56,21 +56,39 @@ impl Slot {
                 )));
             }
         };
-        // rmcp's token exchange is not `Send` (oauth2's request holds a
-        // non-`Sync` closure), so it runs on a runtime of its own, on a
-        // blocking thread; the manager used for calls is then made here,
-        // from the token file it saved to.
+        let metadata = self
+            .apart(move |slot| async move { slot.exchange(known, config).await })
+            .await?;
+        self.obtained(metadata).await
+    }
+
+    /// Runs `work` on a runtime of its own, on a blocking thread: rmcp's
+    /// token exchanges are not `Send` (oauth2's request holds a
+    /// non-`Sync` closure), so they cannot run on the host's tasks.
+    async fn apart<T, F, Fut>(&self, work: F) -> Result<T, OAuthError>
+    where
+        T: Send + 'static,
+        F: FnOnce(Slot) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = Result<T, OAuthError>>,
+    {
         let slot = self.clone();
-        let exchanged = tokio::task::spawn_blocking(move || {
+        tokio::task::spawn_blocking(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .map_err(|e| OAuthError::Server(format!("server {}: {e}", slot.key)))?;
-            runtime.block_on(slot.exchange(known, config))
+            runtime.block_on(work(slot))
         })
         .await
-        .map_err(|e| OAuthError::Server(format!("server {}: {e}", self.key)))?;
-        let metadata = exchanged?;
+        .map_err(|e| OAuthError::Server(format!("server {}: {e}", self.key)))?
+    }
+
+    /// The manager for calls, made here from the token file an exchange
+    /// saved to, with the authorization server's `metadata` kept beside.
+    async fn obtained(
+        &self,
+        metadata: rmcp::transport::auth::AuthorizationMetadata,
+    ) -> Result<AuthorizationManager, OAuthError> {
         self.update(|entry| {
             entry.map(|mut entry| {
                 entry.metadata = Some(metadata);
@@ -150,32 +168,11 @@ impl Slot {
             return Ok(manager);
         }
         let known = self.entry()?.and_then(|e| e.metadata);
-        let slot = self.clone();
         let settings = settings.clone();
-        // As for client credentials: rmcp's discovery runs on a runtime of
-        // its own, and the manager for calls is made from the token file.
-        let exchanged = tokio::task::spawn_blocking(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| OAuthError::Server(format!("server {}: {e}", slot.key)))?;
-            runtime.block_on(slot.exchange_enterprise(known, settings))
-        })
-        .await
-        .map_err(|e| OAuthError::Server(format!("server {}: {e}", self.key)))?;
-        let metadata = exchanged?;
-        self.update(|entry| {
-            entry.map(|mut entry| {
-                entry.metadata = Some(metadata);
-                entry
-            })
-        })?;
-        self.manager().await?.ok_or_else(|| {
-            OAuthError::Server(format!(
-                "server {}: the enterprise exchange gave no access token",
-                self.key
-            ))
-        })
+        let metadata = self
+            .apart(move |slot| async move { slot.exchange_enterprise(known, settings).await })
+            .await?;
+        self.obtained(metadata).await
     }
 
     async fn exchange_enterprise(
