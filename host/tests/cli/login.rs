@@ -372,3 +372,31 @@ fn at_a_terminal_a_step_up_asks_once_logs_in_and_calls_again() {
         .count();
     assert_eq!(authorizations, 2, "the first login and the one asked for");
 }
+
+#[test]
+fn an_http_server_that_answers_discover_with_an_empty_result_is_reached_with_initialize() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events");
+    let server = Server::start(&[("DISCOVER", "empty"), ("STATIC_TOKEN", "static-t")], &log);
+    let config = config_for(dir.path(), &server.url);
+    let text = std::fs::read_to_string(&config).unwrap()
+        + "headers = { Authorization = \"Bearer static-t\" }\n";
+    std::fs::write(&config, text).unwrap();
+    // No lock yet: `plugins` starts the server to list it.
+    let plugins = run(&config, &["plugins"]);
+    assert!(
+        stdout(&plugins).contains(
+            "protocol 2025-11-25 (the server answered server/discover with an empty result, so initialize)"
+        ),
+        "{}",
+        stdout(&plugins)
+    );
+    let call = run(&config, &["call", "mcp/remote.whoami", "{}"]);
+    assert_eq!(call.status.code(), Some(0), "{}", output_of(&call));
+    let seen = events(&log);
+    let discover = seen
+        .iter()
+        .position(|e| e.starts_with("mcp server/discover"));
+    let initialize = seen.iter().position(|e| e.starts_with("mcp initialize"));
+    assert!(discover < initialize && initialize.is_some(), "{seen:?}");
+}

@@ -24,6 +24,8 @@ environment:
 - ``REFRESH_MODE``: ``reject`` (a refresh answers ``invalid_grant``).
 - ``CALL_SCOPE``: the scope ``tools/call`` needs; a token without it gets
   ``403 insufficient_scope``.
+- ``DISCOVER``: ``empty``: ``server/discover`` answers an empty result
+  (else "method not found").
 - ``GRANT_ONLY``: the only scopes the token endpoint grants, whatever is
   asked for (space-separated).
 - ``STATIC_TOKEN``: a token valid from the start (scope ``read``), for a
@@ -204,6 +206,8 @@ class Handler(BaseHTTPRequestHandler):
             result = {"protocolVersion": message["params"]["protocolVersion"],
                       "capabilities": {"tools": {}},
                       "serverInfo": {"name": "oauth-http", "version": "1"}}
+        elif method == "server/discover" and ENV("DISCOVER") == "empty":
+            result = {}
         elif method == "tools/list":
             result = {"tools": [{"name": "whoami", "description": "The token's scopes.",
                                  "inputSchema": {"type": "object"},
