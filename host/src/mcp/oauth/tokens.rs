@@ -61,7 +61,7 @@ impl std::fmt::Debug for Entry {
     }
 }
 
-#[derive(Default, Serialize, Deserialize)]
+#[derive(Default, Clone, Serialize, Deserialize)]
 struct Contents {
     version: u32,
     #[serde(default)]
@@ -69,9 +69,55 @@ struct Contents {
 }
 
 /// The token file of one config.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Tokens {
     path: PathBuf,
+    /// The contents as last read, with the identity of the file they
+    /// were read from: a call's token is looked up at every request, and
+    /// a `stat` costs far less than reading and parsing. Every write
+    /// makes a new file (a rename), so another host's write is seen.
+    cache: std::sync::Arc<std::sync::Mutex<Option<Cached>>>,
+}
+
+/// The contents as read from the file version `Stamp`.
+type Cached = (Stamp, std::sync::Arc<Contents>);
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokens").field("path", &self.path).finish()
+    }
+}
+
+/// What identifies one version of the file: its inode, size and time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl Stamp {
+    #[cfg(unix)]
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt as _;
+        Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            dev: 0,
+            ino: 0,
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        }
+    }
 }
 
 impl Tokens {
@@ -83,6 +129,7 @@ impl Tokens {
             .unwrap_or_else(|| "tiny-harness".to_owned());
         Tokens {
             path: config.with_file_name(format!("{stem}.tokens")),
+            cache: std::sync::Arc::default(),
         }
     }
 
@@ -93,7 +140,7 @@ impl Tokens {
 
     /// The entry of `key`, if the file has one.
     pub fn entry(&self, key: &str) -> Result<Option<Entry>, OAuthError> {
-        Ok(self.read()?.servers.remove(key))
+        Ok(self.read()?.servers.get(key).cloned())
     }
 
     /// Changes the entry of `key` (`None`: none) and writes the file, the
@@ -104,7 +151,7 @@ impl Tokens {
         change: impl FnOnce(Option<Entry>) -> Option<Entry>,
     ) -> Result<bool, OAuthError> {
         let _lock = self.lock()?;
-        let mut contents = self.read()?;
+        let mut contents = Contents::clone(&*self.read()?);
         let before = contents.servers.remove(key);
         let had = before.is_some();
         if let Some(after) = change(before) {
@@ -131,20 +178,33 @@ impl Tokens {
 
     /// The file's contents: none when there is no file; refused when it is
     /// not the owner's alone.
-    fn read(&self) -> Result<Contents, OAuthError> {
+    fn read(&self) -> Result<std::sync::Arc<Contents>, OAuthError> {
         let meta = match std::fs::symlink_metadata(&self.path) {
             Ok(meta) => meta,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Contents::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(std::sync::Arc::default());
+            }
             Err(e) => return Err(self.fail(&format!("cannot read it: {e}"))),
         };
+        // Checked at every read, cached or not: a chmod shows at once.
         self.check(&meta)?;
+        let stamp = Stamp::of(&meta);
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((cached, contents)) = cache.as_ref()
+            && *cached == stamp
+        {
+            return Ok(contents.clone());
+        }
         let bytes = crate::file::read_regular(&self.path, "token file", MAX_TOKEN_FILE_BYTES)
             .map_err(|e| self.fail(&format!("{} (remove it and log in again)", e.reason)))?;
-        serde_json::from_slice(&bytes).map_err(|e| {
+        let contents: Contents = serde_json::from_slice(&bytes).map_err(|e| {
             self.fail(&format!(
                 "it is not a token file this host wrote ({e}): remove it and log in again"
             ))
-        })
+        })?;
+        let contents = std::sync::Arc::new(contents);
+        *cache = Some((stamp, contents.clone()));
+        Ok(contents)
     }
 
     #[cfg(unix)]
@@ -256,6 +316,31 @@ mod tests {
         );
         tokens.update("mcp/b", |_| None).unwrap();
         assert!(!tokens.path().exists(), "no entry left, no file");
+    }
+
+    #[test]
+    fn another_hosts_write_is_seen_through_the_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("agent.toml");
+        let (mine, theirs) = (Tokens::beside(&config), Tokens::beside(&config));
+        mine.update("mcp/a", |_| Some(entry("http://one/mcp")))
+            .unwrap();
+        assert_eq!(
+            mine.entry("mcp/a").unwrap().unwrap().resource,
+            "http://one/mcp"
+        );
+        theirs
+            .update("mcp/a", |_| Some(entry("http://two/mcp")))
+            .unwrap();
+        assert_eq!(
+            mine.entry("mcp/a").unwrap().unwrap().resource,
+            "http://two/mcp"
+        );
+        std::fs::remove_file(mine.path()).unwrap();
+        assert!(
+            mine.entry("mcp/a").unwrap().is_none(),
+            "a removed file is seen"
+        );
     }
 
     #[test]
