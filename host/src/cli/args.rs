@@ -130,7 +130,7 @@ pub(super) enum Command {
         #[command(subcommand)]
         action: PinsAction,
     },
-    /// Add, import, install and diagnose MCP servers.
+    /// Add, import, install, diagnose and log in to MCP servers.
     Mcp {
         #[command(subcommand)]
         action: McpAction,
@@ -201,7 +201,9 @@ pub(super) enum McpAction {
     /// authorization server, register this client (or use the pre-registered one), open the
     /// authorization URL in a browser ($BROWSER, else the desktop's opener; it is printed
     /// too) and wait for the redirect to 127.0.0.1. The tokens go to NAME.tokens beside
-    /// NAME.toml, readable only by you; the host attaches and refreshes them.
+    /// NAME.toml, readable only by you; the host attaches and refreshes them. A server whose
+    /// oauth grant is client_credentials or enterprise needs no browser: this only checks that
+    /// the host can obtain its token.
     Login {
         /// The server: <server> or <plugin>/<server>.
         server: String,
