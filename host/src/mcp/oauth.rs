@@ -195,9 +195,11 @@ pub struct LoginState {
 
 #[async_trait::async_trait]
 impl CredentialStore for Slot {
+    // At every request of a logged-in session: only the credentials are
+    // copied out of the (cached) file.
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        self.entry()
-            .map(|e| e.map(|e| e.credentials))
+        self.tokens
+            .credentials(&self.key, &self.resource)
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
     }
 

@@ -143,6 +143,20 @@ impl Tokens {
         Ok(self.read()?.servers.get(key).cloned())
     }
 
+    /// The credentials of `key`'s entry, if it was issued for `resource`.
+    pub fn credentials(
+        &self,
+        key: &str,
+        resource: &str,
+    ) -> Result<Option<StoredCredentials>, OAuthError> {
+        Ok(self
+            .read()?
+            .servers
+            .get(key)
+            .filter(|e| e.resource == resource)
+            .map(|e| e.credentials.clone()))
+    }
+
     /// Changes the entry of `key` (`None`: none) and writes the file, the
     /// other entries untouched. Says whether there was an entry before.
     pub fn update(
