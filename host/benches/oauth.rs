@@ -7,8 +7,8 @@
 //!   (rmcp's `AuthClient`: the token looked up and its expiry checked at
 //!   every request).
 //!
-//! Both reach the same server (`tests/mcp/servers/oauth_http.py`), so the
-//! difference is the host's bookkeeping. Prints the medians of both and of
+//! Both reach the same server (`tests/mcp/servers/oauth_http.py`), in an
+//! order that alternates, so the difference is the host's bookkeeping. Prints the medians of both and of
 //! their ratio. Each row asserts the call succeeded.
 //!
 //! Run: `cargo bench -p tiny-harness-host --bench oauth`.
@@ -117,13 +117,19 @@ fn bench(c: &mut Criterion) {
         b.iter_custom(|iters| {
             runtime.block_on(async {
                 let (mut plain, mut oauth) = (Duration::ZERO, Duration::ZERO);
-                for _ in 0..iters {
-                    let start = Instant::now();
-                    whoami(&with_header).await;
-                    plain += start.elapsed();
-                    let start = Instant::now();
-                    whoami(&logged_in).await;
-                    oauth += start.elapsed();
+                // The order alternates, so that neither way is always the
+                // second call the server sees.
+                for i in 0..iters {
+                    for way in [i % 2, 1 - i % 2] {
+                        let start = Instant::now();
+                        if way == 0 {
+                            whoami(&with_header).await;
+                            plain += start.elapsed();
+                        } else {
+                            whoami(&logged_in).await;
+                            oauth += start.elapsed();
+                        }
+                    }
                 }
                 samples
                     .borrow_mut()
