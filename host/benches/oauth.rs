@@ -138,6 +138,18 @@ fn bench(c: &mut Criterion) {
             })
         });
     });
+    // What the host does for the token at every request: look it up in
+    // the token file (a stat, the cached contents, a copy).
+    let tokens = tiny_harness_host::mcp::oauth::Tokens::beside(&login);
+    group.bench_function("token_lookup", |b| {
+        b.iter(|| {
+            let found = tokens
+                .credentials("mcp/remote", &url)
+                .expect("the token file");
+            assert!(found.is_some());
+            found
+        })
+    });
     group.finish();
     let samples = samples.into_inner();
     let median = |mut v: Vec<f64>| {
