@@ -7,23 +7,13 @@ use rmcp::transport::auth::AuthorizationManager;
 use super::{OAuthError, Settings, Slot};
 
 impl Slot {
-    /// A manager holding a token obtained with the client's own
-    /// credentials (machine to machine): the saved one while it holds,
-    /// else a new one (also when `fresh`, after the server refused the
-    /// saved one).
-    pub async fn client_credentials(
+    /// A manager holding a new token obtained with the client's own
+    /// credentials (machine to machine).
+    async fn client_credentials(
         &self,
         settings: &Settings,
-        fresh: bool,
     ) -> Result<AuthorizationManager, OAuthError> {
         use rmcp::transport::auth::{ClientCredentialsConfig, JwtSigningAlgorithm};
-        if !fresh
-            && let Some(state) = self.state()?
-            && state.until.is_none_or(|until| until > now() + 30)
-            && let Some(manager) = self.manager().await?
-        {
-            return Ok(manager);
-        }
         let known = self.entry()?.and_then(|e| e.metadata);
         let client_id = settings.client_id.clone().unwrap_or_default();
         let resource = Some(self.resource.clone());
@@ -150,23 +140,11 @@ pub(super) fn now() -> u64 {
 }
 
 impl Slot {
-    /// A manager holding a token obtained through enterprise-managed
-    /// authorization (SEP-990): the saved one while it holds, else the
-    /// person's ID token exchanged at the identity provider for an
-    /// authorization grant (RFC 8693), and that at the server's
-    /// authorization server for a token (RFC 7523).
-    pub async fn enterprise(
-        &self,
-        settings: &Settings,
-        fresh: bool,
-    ) -> Result<AuthorizationManager, OAuthError> {
-        if !fresh
-            && let Some(state) = self.state()?
-            && state.until.is_none_or(|until| until > now() + 30)
-            && let Some(manager) = self.manager().await?
-        {
-            return Ok(manager);
-        }
+    /// A manager holding a new token obtained through enterprise-managed
+    /// authorization (SEP-990): the person's ID token exchanged at the
+    /// identity provider for an authorization grant (RFC 8693), and that
+    /// at the server's authorization server for a token (RFC 7523).
+    async fn enterprise(&self, settings: &Settings) -> Result<AuthorizationManager, OAuthError> {
         let known = self.entry()?.and_then(|e| e.metadata);
         let settings = settings.clone();
         let metadata = self
@@ -271,15 +249,24 @@ impl Slot {
 
 impl Slot {
     /// A manager holding a token the host obtains itself, by `settings`'
-    /// grant (client credentials or enterprise-managed).
+    /// grant (client credentials or enterprise-managed): the saved one
+    /// while it holds for 30 s more, else a new one (also when `fresh`,
+    /// after the server refused the saved one).
     pub async fn obtain(
         &self,
         settings: &Settings,
         fresh: bool,
     ) -> Result<AuthorizationManager, OAuthError> {
+        if !fresh
+            && let Some(state) = self.state()?
+            && state.until.is_none_or(|until| until > now() + 30)
+            && let Some(manager) = self.manager().await?
+        {
+            return Ok(manager);
+        }
         match settings.grant {
-            crate::mcp::declaration::Grant::Enterprise => self.enterprise(settings, fresh).await,
-            _ => self.client_credentials(settings, fresh).await,
+            crate::mcp::declaration::Grant::Enterprise => self.enterprise(settings).await,
+            _ => self.client_credentials(settings).await,
         }
     }
 }
