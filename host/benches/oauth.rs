@@ -111,6 +111,40 @@ fn bench(c: &mut Criterion) {
         whoami(&logged_in).await;
     });
 
+    // For a profiler: `OAUTH_BENCH_ONLY=static|login` runs only that way,
+    // `OAUTH_BENCH_CALLS` times (after a 3 s pause to attach to the pid it
+    // prints), and prints the wall time and the process's CPU per call.
+    if let Ok(only) = std::env::var("OAUTH_BENCH_ONLY") {
+        let calls: u32 = std::env::var("OAUTH_BENCH_CALLS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(2000);
+        let chosen = if only == "static" {
+            &with_header
+        } else {
+            &logged_in
+        };
+        eprintln!("ready {}", std::process::id());
+        std::thread::sleep(Duration::from_secs(3));
+        let before = cpu();
+        let start = Instant::now();
+        runtime.block_on(async {
+            for _ in 0..calls {
+                whoami(chosen).await;
+            }
+        });
+        let (user, system) = cpu();
+        let per_call = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(calls);
+        eprintln!(
+            "{only}: {:.1} us a call, of it CPU {:.1} us user and {:.1} us system",
+            per_call(start.elapsed()),
+            per_call(user - before.0),
+            per_call(system - before.1)
+        );
+        let _ = child.kill();
+        let _ = child.wait();
+        return;
+    }
     let mut group = c.benchmark_group("oauth_call");
     let samples = std::cell::RefCell::new(Vec::new());
     group.bench_function("paired", |b| {
@@ -176,6 +210,20 @@ fn bench(c: &mut Criterion) {
     });
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// The user and system CPU time this process has used.
+fn cpu() -> (Duration, Duration) {
+    // SAFETY: getrusage writes into the zeroed struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    (time(usage.ru_utime), time(usage.ru_stime))
 }
 
 criterion_group!(benches, bench);

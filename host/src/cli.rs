@@ -189,10 +189,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             workflow: Some(_),
             ..
         }
-    );
+    ) || matches!(&cli.command, Command::Call { name, .. } if workflow::intrinsic(name).is_some());
     if intrinsics {
         let skills = match &config.skills_root {
-            Some(root) => tiny_harness_host::Skills::open(root)?,
+            Some(root) => tiny_harness_host::Skills::open(root)?.with_limits(config.skill_limits),
             None => tiny_harness_host::Skills::none(),
         };
         builder.intrinsics(tiny_harness_host::IntrinsicSource::new(skills))?;
@@ -326,6 +326,14 @@ async fn command(
                 arguments: arguments.unwrap_or_default(),
             };
             workflow::call(&host, &call, &state, actor.as_deref(), json).await
+        }
+        Command::Call { name, id, json, .. } if workflow::intrinsic(&name).is_some() => {
+            let call = ToolCall {
+                id,
+                name,
+                arguments: arguments.unwrap_or_default(),
+            };
+            workflow::call_unbound(&host, &call, json).await
         }
         Command::Call { name, id, json, .. } => {
             let call = ToolCall {

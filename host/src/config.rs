@@ -47,6 +47,11 @@
 //!
 //! [skills]                           # optional: where the intrinsics read skills
 //! root = "skills"                    # a directory of <name>/SKILL.md skills
+//! skill_kib = 256                    # largest SKILL.md; default 256, at most 1024
+//! resource_kib = 256                 # largest resource shown as text; default 256,
+//!                                    #   at most 16384
+//! resources = 256                    # most resources listed per skill; default 256,
+//!                                    #   at most 65536
 //! ```
 //!
 //! Invariants: every error names the file, the line and the key; unknown
@@ -83,6 +88,9 @@ pub struct Config {
     /// The skills root (`[skills] root`), resolved against the config's
     /// directory, if set.
     pub skills_root: Option<PathBuf>,
+    /// The bounds of `[skills]` (`skill_kib`, `resource_kib`,
+    /// `resources`), the defaults where unset.
+    pub skill_limits: crate::intrinsic::skills::SkillLimits,
 }
 
 /// A config that cannot be used, with where and why.
@@ -109,6 +117,9 @@ struct RawConfig {
 #[serde(deny_unknown_fields)]
 struct RawSkills {
     root: Spanned<String>,
+    skill_kib: Option<Spanned<u64>>,
+    resource_kib: Option<Spanned<u64>>,
+    resources: Option<Spanned<u64>>,
 }
 
 #[derive(Deserialize)]
@@ -237,6 +248,7 @@ impl Config {
         for (name, raw) in raw.plugins {
             plugins.push(checker.plugin(base, name, raw)?);
         }
+        let mut skill_limits = crate::intrinsic::skills::SkillLimits::default();
         let skills_root = match raw.skills {
             None => None,
             Some(skills) if skills.root.get_ref().trim().is_empty() => {
@@ -245,12 +257,36 @@ impl Config {
                     "skills.root: must name the directory that holds the skills",
                 ));
             }
-            Some(skills) => Some(base.join(skills.root.get_ref())),
+            Some(skills) => {
+                use crate::intrinsic::limits::{
+                    MAX_RESOURCE_CEILING, MAX_RESOURCES_CEILING, MAX_SKILL_FILE_CEILING,
+                };
+                if let Some(kib) = &skills.skill_kib {
+                    skill_limits.skill_file =
+                        checker.in_range(kib, MAX_SKILL_FILE_CEILING >> 10, "skills.skill_kib")?
+                            << 10;
+                }
+                if let Some(kib) = &skills.resource_kib {
+                    skill_limits.resource =
+                        checker.in_range(kib, MAX_RESOURCE_CEILING >> 10, "skills.resource_kib")?
+                            << 10;
+                }
+                if let Some(count) = &skills.resources {
+                    let count = checker.in_range(
+                        count,
+                        MAX_RESOURCES_CEILING as u64,
+                        "skills.resources",
+                    )?;
+                    skill_limits.resources = usize::try_from(count).unwrap_or(usize::MAX);
+                }
+                Some(base.join(skills.root.get_ref()))
+            }
         };
         Ok(Config {
             path: path.to_owned(),
             plugins,
             skills_root,
+            skill_limits,
         })
     }
 }

@@ -43,7 +43,7 @@ pub use args::{ResourceKind, Role, StepSpec};
 pub use command::WorkflowCommand;
 pub use error::IntrinsicError;
 pub use schemas::{SPECS, Spec};
-pub use skills::{LoadReport, Skills};
+pub use skills::{LoadReport, ResourceContent, SkillLimits, Skills};
 pub use source::{Effect, IntrinsicSource, bind};
 pub use workflow::Workflow;
 

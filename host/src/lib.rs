@@ -76,7 +76,9 @@ pub mod wire;
 pub use config::{Config, ConfigError};
 pub use file::FileError;
 pub use host::{Host, HostBuilder, HostError, IntrinsicOutcome, Turn, TurnError};
-pub use intrinsic::{IntrinsicError, IntrinsicSource, Skills, Workflow, WorkflowCommand};
+pub use intrinsic::{
+    IntrinsicError, IntrinsicSource, SkillLimits, Skills, Workflow, WorkflowCommand,
+};
 pub use invoke::{CallOutcome, Invoker, ToolCall};
 pub use journal::Journal;
 pub use plugin::{

@@ -3,6 +3,7 @@
 //! the validating invoker with the workflow and actor the host binds.
 
 mod calls;
+mod published;
 mod skills;
 
 use std::path::{Path, PathBuf};

@@ -76,8 +76,8 @@ pub(super) enum Command {
     },
     /// Make one validated call and print the result as an untrusted block.
     Call {
-        /// The tool's full name, <plugin>/<server>.<tool>, or with --workflow an intrinsic's
-        /// bare name (create_plan, ...).
+        /// The tool's full name, <plugin>/<server>.<tool>, or an intrinsic's bare name
+        /// (list_skills, create_plan, ...; one that changes a task needs --workflow).
         name: String,
         /// The arguments as a JSON object; `-` reads them from standard input.
         #[arg(default_value = "{}", value_name = "ARGS_JSON")]

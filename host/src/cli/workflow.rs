@@ -63,6 +63,44 @@ pub(super) async fn call(
     })
 }
 
+/// The intrinsic named `name`, if it is one.
+pub(super) fn intrinsic(name: &str) -> Option<&'static tiny_harness_host::intrinsic::Spec> {
+    tiny_harness_host::intrinsic::SPECS
+        .iter()
+        .find(|spec| spec.name == name)
+}
+
+/// An intrinsic called without `--workflow`: one that only reads (the
+/// skill listings and loads) runs against a new task; one that changes a
+/// task's state is refused, since the change would be lost.
+pub(super) async fn call_unbound(
+    host: &Host,
+    call: &ToolCall,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    if intrinsic(&call.name).is_some_and(|spec| !spec.read_only) {
+        anyhow::bail!(
+            "{} changes a task's state: pass --workflow FILE (a task state file, created if missing) to keep it",
+            call.name
+        );
+    }
+    let mut workflow = Workflow::new();
+    host.begin_iteration();
+    let done = host.call_intrinsic(call, &mut workflow, None).await;
+    if json {
+        emit(&tiny_harness_host::display::json_pretty(
+            &done.outcome.to_json(),
+        )?)?;
+    } else {
+        emit(&block(done.outcome.render()))?;
+    }
+    Ok(if done.outcome.is_error() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
 /// Writes `workflow` to `path` as pretty JSON, atomically.
 pub(super) fn save(path: &Path, workflow: &Workflow) -> anyhow::Result<()> {
     let mut text = tiny_harness_host::display::json_pretty(workflow)?;

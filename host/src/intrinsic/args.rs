@@ -211,12 +211,25 @@ pub struct LoadSkillResourceArgs {
     /// The skill's name.
     #[schemars(length(min = 1, max = 64))]
     pub name: String,
-    /// Which directory of the skill the resource is in.
-    pub kind: ResourceKind,
-    /// The resource's path inside that directory, as
-    /// `list_skill_resources` shows it (for example `extract.py`).
+    /// The resource's path from the skill's directory, as
+    /// `list_skill_resources` shows it and SKILL.md links it (for example
+    /// `REFERENCE.md` or `scripts/extract.py`).
     #[schemars(length(min = 1, max = 1024))]
     pub resource: String,
+    /// Optional, for calls recorded before paths were whole: the
+    /// directory (`scripts`, `references` or `assets`) that `resource` is
+    /// inside.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "kind_schema")]
+    pub kind: Option<ResourceKind>,
+}
+
+/// `kind`: a plain string enum, not a union of constants.
+fn kind_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["scripts", "references", "assets"]
+    })
 }
 
 /// `emit_ui`: send A2UI v0.9 server-to-client messages to the client.

@@ -134,31 +134,26 @@ pub enum IntrinsicError {
         /// How many.
         loaded: usize,
     },
-    /// The resource does not exist (or is not a regular file).
-    #[error(
-        "skill {name:?} has no {kind} resource {resource:?}; call list_skill_resources for the names"
-    )]
+    /// The resource does not exist.
+    #[error("skill {name:?} has no resource {resource:?}; call list_skill_resources for the paths")]
     ResourceNotFound {
         /// The skill.
         name: String,
-        /// Its kind directory.
-        kind: &'static str,
         /// The path asked for.
         resource: String,
     },
-    /// The resource path leads out of the skill, or is not allowed.
+    /// The resource path leads out of the skill.
     #[error(
-        "resource {resource:?} is outside skill {name:?}'s {kind} directory; name a resource listed by list_skill_resources"
+        "resource {resource:?} is outside skill {name:?}'s directory; name a path that list_skill_resources shows"
     )]
     ResourceDenied {
         /// The skill.
         name: String,
-        /// Its kind directory.
-        kind: &'static str,
         /// The path asked for.
         resource: String,
     },
-    /// The resource is not UTF-8 text, or is too large.
+    /// The resource names no file that can be read: a directory, a
+    /// hidden file, `SKILL.md`, or text over the limit.
     #[error("resource {resource:?} of skill {name:?} cannot be shown: {reason}")]
     ResourceUnreadable {
         /// The skill.

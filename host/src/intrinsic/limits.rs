@@ -37,15 +37,25 @@ pub const MAX_LOADED_SKILLS: usize = 16;
 /// The most skills listed from the skills root (more are reported as
 /// skipped).
 pub const MAX_SKILLS: usize = 256;
-/// The largest `SKILL.md`, in bytes.
-pub const MAX_SKILL_FILE: u64 = 64 * 1024;
+/// The largest `SKILL.md`, in bytes, unless `[skills] skill_kib` says
+/// otherwise.
+pub const MAX_SKILL_FILE: u64 = 256 * 1024;
+/// The highest `[skills] skill_kib` may set, in bytes: also the bound of a
+/// loaded skill in a task's state.
+pub const MAX_SKILL_FILE_CEILING: u64 = 1024 * 1024;
 /// The largest front matter of a `SKILL.md`, in bytes.
 pub const MAX_FRONT_MATTER: usize = 8 * 1024;
 /// The longest skill description, in bytes (the Agent Skills limit).
 pub const MAX_SKILL_DESCRIPTION: usize = 1024;
-/// The largest skill resource `load_skill_resource` returns, in bytes.
+/// The largest skill resource `load_skill_resource` returns as text, in
+/// bytes, unless `[skills] resource_kib` says otherwise.
 pub const MAX_RESOURCE: u64 = 256 * 1024;
-/// The most resources `list_skill_resources` lists per skill.
+/// The highest `[skills] resource_kib` may set, in bytes.
+pub const MAX_RESOURCE_CEILING: u64 = 16 * 1024 * 1024;
+/// The most resources `list_skill_resources` lists per skill, unless
+/// `[skills] resources` says otherwise.
 pub const MAX_RESOURCES: usize = 256;
-/// How deep below its kind directory a resource may be listed.
-pub const MAX_RESOURCE_DEPTH: usize = 4;
+/// The highest `[skills] resources` may set.
+pub const MAX_RESOURCES_CEILING: usize = 65_536;
+/// How many directories below the skill's own a resource may be listed.
+pub const MAX_RESOURCE_DEPTH: usize = 6;

@@ -206,7 +206,8 @@ pub const SPECS: [Spec; 12] = [
         output: || {
             closed(
                 json!({"name": {"type": "string"}, "description": {"type": "string"},
-                          "status": {"const": "loaded"}, "bytes": {"type": "integer"}}),
+                          "status": {"const": "loaded"}, "bytes": {"type": "integer"},
+                          "missing_links": strings()}),
             )
         },
     },
@@ -223,7 +224,9 @@ pub const SPECS: [Spec; 12] = [
     },
     Spec {
         name: "list_skill_resources",
-        description: "List a skill's resources (scripts, references, assets) with their sizes.",
+        description: "List a skill's resources: every file in its directory but SKILL.md, by \
+            its path from there (as SKILL.md links it), with its size, media type and whether \
+            it is text.",
         idempotent: true,
         read_only: true,
         input: input::<SkillArgs>,
@@ -231,23 +234,27 @@ pub const SPECS: [Spec; 12] = [
             closed(json!({
                 "name": {"type": "string"},
                 "resources": {"type": "array", "items": closed(json!({
-                    "kind": {"enum": ["scripts", "references", "assets"]},
-                    "resource": {"type": "string"}, "bytes": {"type": "integer"}}))},
+                    "resource": {"type": "string"}, "kind": {"type": "string"},
+                    "bytes": {"type": "integer"}, "text": {"type": "boolean"},
+                    "media_type": {"type": "string"}}))},
                 "truncated": {"type": "boolean"},
             }))
         },
     },
     Spec {
         name: "load_skill_resource",
-        description: "Read one text resource of a skill, by kind and path as \
-            list_skill_resources shows it; the text follows in this result.",
+        description: "Read one resource of a skill, by its path as list_skill_resources \
+            shows it or SKILL.md links it; a text file's text follows in this result, a binary \
+            file is described (size, media type) but not shown.",
         idempotent: true,
         read_only: true,
         input: input::<LoadSkillResourceArgs>,
         output: || {
-            closed(json!({"name": {"type": "string"},
-                          "kind": {"enum": ["scripts", "references", "assets"]},
-                          "resource": {"type": "string"}, "bytes": {"type": "integer"}}))
+            closed(
+                json!({"name": {"type": "string"}, "resource": {"type": "string"},
+                          "kind": {"type": "string"}, "bytes": {"type": "integer"},
+                          "text": {"type": "boolean"}, "media_type": {"type": "string"}}),
+            )
         },
     },
     Spec {

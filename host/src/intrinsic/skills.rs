@@ -2,9 +2,8 @@
 //!
 //! ```text
 //! <root>/<name>/SKILL.md          front matter (name, description), then the body
-//! <root>/<name>/scripts/...       optional resources, by kind
-//! <root>/<name>/references/...
-//! <root>/<name>/assets/...
+//! <root>/<name>/<any path>        its resources, named by their path from <name>/
+//!                                 (REFERENCE.md, reference/guide.md, scripts/fill.py)
 //! ```
 //!
 //! Invariants:
@@ -14,11 +13,16 @@
 //!   symlinks that lead out by construction, not by string checks. (A hard
 //!   link inside the root to a file elsewhere is that file: whoever can
 //!   make one in the root can already choose its contents.)
-//! - **Text, bounded.** `SKILL.md` is at most [`MAX_SKILL_FILE`] bytes and
-//!   a resource at most [`MAX_RESOURCE`], both UTF-8; only regular files
-//!   are read, opened without blocking (a FIFO cannot stall the host).
-//!   At most [`MAX_SKILLS`] skills and [`MAX_RESOURCES`] resources per
-//!   skill are listed.
+//! - **Every file is a resource**, except `SKILL.md` itself and hidden
+//!   names (a leading dot: `.git`, `.DS_Store`), because skills link their
+//!   files by relative path from wherever they sit.
+//! - **Text, or said to be binary.** Only UTF-8 without NUL is returned as
+//!   text; any other file gets an answer with its size and media type.
+//!   `SKILL.md` and a text resource are bounded ([`SkillLimits`]); only
+//!   regular files are read, opened without blocking (a FIFO cannot stall
+//!   the host). At most [`MAX_SKILLS`] skills are listed, and at most
+//!   [`SkillLimits::resources`] resources per skill,
+//!   [`MAX_RESOURCE_DEPTH`] directories down.
 //! - **One bad skill skips itself.** A malformed `SKILL.md` (or a name
 //!   that differs from its directory's) leaves that skill out of the list
 //!   with its reason in the report; the others are listed.
@@ -26,7 +30,7 @@
 use std::io::{self, Read as _};
 use std::path::Path;
 
-use cap_std::fs::{Dir, OpenOptions};
+use cap_std::fs::Dir;
 use serde::Serialize;
 
 use super::args::ResourceKind;
@@ -37,10 +41,39 @@ use super::limits::{
     MAX_SKILLS,
 };
 
+mod files;
+mod links;
+
+use files::BadPath;
+pub(crate) use files::kind_of;
+
 /// The skills a host offers: a capability on the skills root, or none.
 #[derive(Debug)]
 pub struct Skills {
     root: Result<Dir, String>,
+    limits: SkillLimits,
+}
+
+/// The bounds `[skills]` sets on what a skill may make the host read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SkillLimits {
+    /// The largest `SKILL.md`, in bytes (`skill_kib`).
+    pub skill_file: u64,
+    /// The largest resource returned as text, in bytes (`resource_kib`).
+    pub resource: u64,
+    /// The most resources listed per skill (`resources`).
+    pub resources: usize,
+}
+
+impl Default for SkillLimits {
+    fn default() -> Self {
+        SkillLimits {
+            skill_file: MAX_SKILL_FILE,
+            resource: MAX_RESOURCE,
+            resources: MAX_RESOURCES,
+        }
+    }
 }
 
 /// One usable skill, as `list_skills` shows it.
@@ -70,15 +103,32 @@ pub struct LoadReport {
     pub skipped: Vec<Skipped>,
 }
 
-/// One resource of a skill.
+/// One resource of a skill, as `list_skill_resources` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Resource {
-    /// Its kind directory.
-    pub kind: ResourceKind,
-    /// Its path inside that directory.
+    /// Its path from the skill's directory, as `SKILL.md` links it.
+    pub resource: String,
+    /// A hint of where it is: its first directory, or `root`.
+    pub kind: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Whether it is UTF-8 text (from its first bytes).
+    pub text: bool,
+    /// Its media type, from its name or its first bytes.
+    pub media_type: &'static str,
+}
+
+/// What `load_skill_resource` read: the text, or that the file is binary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceContent {
+    /// Its path from the skill's directory.
     pub resource: String,
     /// Its size in bytes.
     pub bytes: u64,
+    /// Its media type.
+    pub media_type: &'static str,
+    /// Its text; `None` for a binary file, which is never shown.
+    pub text: Option<String>,
 }
 
 impl Skills {
@@ -86,7 +136,14 @@ impl Skills {
     pub fn none() -> Self {
         Skills {
             root: Err("no skills root is configured (set [skills] root in the host config)".into()),
+            limits: SkillLimits::default(),
         }
+    }
+
+    /// The same skills, read within `limits`.
+    pub fn with_limits(mut self, limits: SkillLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// Opens the skills root at `root`: the one use of ambient authority.
@@ -97,7 +154,10 @@ impl Skills {
                 root.display()
             ))
         })?;
-        Ok(Skills { root: Ok(dir) })
+        Ok(Skills {
+            root: Ok(dir),
+            limits: SkillLimits::default(),
+        })
     }
 
     fn root(&self) -> Result<&Dir, IntrinsicError> {
@@ -142,7 +202,7 @@ impl Skills {
                 });
                 continue;
             }
-            match read_skill(root, name) {
+            match read_skill(root, name, self.limits.skill_file) {
                 Ok(file) => report.skills.push(SkillInfo {
                     name: file.name,
                     description: file.description,
@@ -163,59 +223,160 @@ impl Skills {
         if !root.is_dir(name) {
             return Err(IntrinsicError::UnknownSkill(name.to_owned()));
         }
-        read_skill(root, name).map_err(|reason| IntrinsicError::SkillUnusable {
-            name: name.to_owned(),
-            reason,
+        read_skill(root, name, self.limits.skill_file).map_err(|reason| {
+            IntrinsicError::SkillUnusable {
+                name: name.to_owned(),
+                reason,
+            }
         })
     }
 
-    /// Every resource of skill `name` (at most [`MAX_RESOURCES`]), and
-    /// whether the list was cut there.
+    /// Every resource of skill `name` (at most [`SkillLimits::resources`]),
+    /// and whether the list was cut there.
     pub fn resources(&self, name: &str) -> Result<(Vec<Resource>, bool), IntrinsicError> {
         let skill = self.skill_dir(name)?;
-        let mut found = Vec::new();
-        let mut cut = false;
-        for kind in ResourceKind::ALL {
-            if let Ok(dir) = skill.open_dir(kind.as_str()) {
-                walk(&dir, kind, "", 0, &mut found, &mut cut);
-            }
-        }
-        Ok((found, cut))
+        let mut walk = Walk {
+            found: Vec::new(),
+            cut: false,
+            max: self.limits.resources,
+            // Entries looked at, listed or not: a skill that holds a huge
+            // tree costs a bounded walk.
+            budget: self.limits.resources.saturating_mul(4).max(64),
+        };
+        walk.dir(&skill, "", 0);
+        Ok((walk.found, walk.cut))
     }
 
-    /// The text of resource `resource` of kind `kind` of skill `name`.
+    /// Resource `resource` of skill `name`: a path from the skill's
+    /// directory (`./` and a `#fragment` allowed, as links write them),
+    /// or, as before, a path inside the `kind` directory.
     pub fn resource(
         &self,
         name: &str,
-        kind: ResourceKind,
+        kind: Option<ResourceKind>,
         resource: &str,
-    ) -> Result<String, IntrinsicError> {
+    ) -> Result<ResourceContent, IntrinsicError> {
         let skill = self.skill_dir(name)?;
-        let not_found = || IntrinsicError::ResourceNotFound {
-            name: name.to_owned(),
-            kind: kind.as_str(),
-            resource: resource.to_owned(),
+        let asked = match kind {
+            // An absolute path stays one, and is refused as such.
+            Some(kind)
+                if !resource.starts_with('/')
+                    && !resource.starts_with(&format!("{}/", kind.as_str())) =>
+            {
+                format!("{}/{resource}", kind.as_str())
+            }
+            _ => resource.to_owned(),
         };
-        let denied = || IntrinsicError::ResourceDenied {
+        let fail = |reason: String| IntrinsicError::ResourceUnreadable {
             name: name.to_owned(),
-            kind: kind.as_str(),
-            resource: resource.to_owned(),
+            resource: asked.clone(),
+            reason,
         };
-        let dir = skill.open_dir(kind.as_str()).map_err(|_| not_found())?;
-        let text = read_text(&dir, resource, MAX_RESOURCE).map_err(|e| match e {
-            ReadError::Io(e) if e.kind() == io::ErrorKind::NotFound => not_found(),
-            ReadError::NotFile => not_found(),
-            ReadError::Io(e) if e.kind() == io::ErrorKind::PermissionDenied => denied(),
+        let path = files::normalize(&asked).map_err(|bad| match bad {
+            BadPath::Escapes => IntrinsicError::ResourceDenied {
+                name: name.to_owned(),
+                resource: asked.clone(),
+            },
+            BadPath::Empty => fail("it names no file".into()),
+            BadPath::SkillFile => {
+                fail("it is the skill's own instructions; load_skill reads them".into())
+            }
+            BadPath::Hidden => {
+                fail("hidden files (a name that starts with a dot) are not resources".into())
+            }
+        })?;
+        let (path, file) = match files::open(&skill, &path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                match files::percent_decoded(&path).and_then(|p| files::normalize(&p).ok()) {
+                    Some(decoded) => {
+                        let file = files::open(&skill, &decoded);
+                        (decoded, file)
+                    }
+                    None => (path, Err(e)),
+                }
+            }
+            opened => (path, opened),
+        };
+        let file = file.map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => IntrinsicError::ResourceNotFound {
+                name: name.to_owned(),
+                resource: asked.clone(),
+            },
             // cap-std refuses an escape with an error of its own; an
             // absolute path or a symlink out is such an escape.
-            ReadError::Io(_) => denied(),
-            ReadError::Unreadable(reason) => IntrinsicError::ResourceUnreadable {
+            _ => IntrinsicError::ResourceDenied {
                 name: name.to_owned(),
-                resource: resource.to_owned(),
-                reason,
+                resource: asked.clone(),
             },
         })?;
-        Ok(text)
+        let meta = file.metadata().map_err(|e| fail(e.to_string()))?;
+        if meta.is_dir() {
+            return Err(fail(
+                "it is a directory; list_skill_resources lists the files in it".into(),
+            ));
+        }
+        if !meta.is_file() {
+            return Err(fail("it is not a regular file".into()));
+        }
+        let bytes = meta.len();
+        let max = self.limits.resource;
+        let head = files::head(&file, files::SNIFF).map_err(|e| fail(e.to_string()))?;
+        let whole = (head.len() as u64) >= bytes;
+        let binary = |head: &[u8]| ResourceContent {
+            media_type: files::media_type(&path, head, false),
+            resource: path.clone(),
+            bytes,
+            text: None,
+        };
+        if !files::is_text(&head, whole) {
+            return Ok(binary(&head));
+        }
+        if bytes > max {
+            return Err(fail(format!(
+                "it is {bytes} bytes of text, more than the limit of {max} (raise [skills] resource_kib in the host config)"
+            )));
+        }
+        let mut all = head;
+        (&file)
+            .take(max + 1 - all.len() as u64)
+            .read_to_end(&mut all)
+            .map_err(|e| fail(e.to_string()))?;
+        if all.len() as u64 > max {
+            return Err(fail(format!(
+                "it grew past the limit of {max} bytes while it was read"
+            )));
+        }
+        match String::from_utf8(all) {
+            Ok(text) if !text.contains('\0') => Ok(ResourceContent {
+                media_type: files::media_type(&path, text.as_bytes(), true),
+                resource: path.clone(),
+                bytes: text.len() as u64,
+                text: Some(text),
+            }),
+            Ok(text) => Ok(binary(text.as_bytes())),
+            Err(e) => Ok(binary(e.as_bytes())),
+        }
+    }
+
+    /// The relative links of skill `name`'s `body` that name no file or
+    /// directory of the skill, as written (at most [`links::MAX_LINKS`]).
+    pub fn missing_links(&self, name: &str, body: &str) -> Vec<String> {
+        let Ok(skill) = self.skill_dir(name) else {
+            return Vec::new();
+        };
+        let exists = |path: &str| match files::normalize(path) {
+            Ok(path) => skill.metadata(&path).is_ok(),
+            // A link to SKILL.md (or to its own section) is the skill.
+            Err(BadPath::SkillFile) => true,
+            Err(_) => false,
+        };
+        links::relative(body)
+            .into_iter()
+            .filter(|link| {
+                !exists(link) && !files::percent_decoded(link).is_some_and(|p| exists(&p))
+            })
+            .map(|link| crate::display::one_line(link).into_owned())
+            .collect()
     }
 
     /// The directory of a usable skill `name`.
@@ -227,63 +388,88 @@ impl Skills {
     }
 }
 
-/// Lists the regular files under `dir` into `found`, `prefix` their path
-/// so far, at most [`MAX_RESOURCE_DEPTH`] levels down.
-fn walk(
-    dir: &Dir,
-    kind: ResourceKind,
-    prefix: &str,
-    depth: usize,
-    found: &mut Vec<Resource>,
-    cut: &mut bool,
-) {
-    let Ok(entries) = dir.entries() else { return };
-    let mut names: Vec<String> = entries
-        .flatten()
-        .filter_map(|e| e.file_name().into_string().ok())
-        .take(MAX_RESOURCES * 4)
-        .collect();
-    names.sort();
-    for name in names {
-        if found.len() >= MAX_RESOURCES {
-            *cut = true;
-            return;
+/// A listing of a skill's files in progress.
+struct Walk {
+    found: Vec<Resource>,
+    cut: bool,
+    max: usize,
+    budget: usize,
+}
+
+impl Walk {
+    /// Lists the regular files under `dir` (`prefix` its path from the
+    /// skill's directory), at most [`MAX_RESOURCE_DEPTH`] levels down,
+    /// in name order.
+    fn dir(&mut self, dir: &Dir, prefix: &str, depth: usize) {
+        let Ok(entries) = dir.entries() else { return };
+        let mut names = Vec::new();
+        for entry in entries.flatten() {
+            if self.budget == 0 {
+                self.cut = true;
+                break;
+            }
+            self.budget -= 1;
+            // A name that is not UTF-8 cannot be asked for; a hidden one
+            // is not a resource.
+            if let Ok(name) = entry.file_name().into_string()
+                && !name.starts_with('.')
+                && !(prefix.is_empty() && name == "SKILL.md")
+            {
+                names.push(name);
+            }
         }
-        // Follows a symlink only where it stays inside the root.
-        let Ok(meta) = dir.metadata(&name) else {
-            continue;
-        };
-        let path = if prefix.is_empty() {
-            name.clone()
-        } else {
-            format!("{prefix}/{name}")
-        };
-        if meta.is_file() {
-            found.push(Resource {
-                kind,
-                resource: path,
-                bytes: meta.len(),
-            });
-        } else if meta.is_dir()
-            && depth < MAX_RESOURCE_DEPTH
-            && let Ok(sub) = dir.open_dir(&name)
-        {
-            walk(&sub, kind, &path, depth + 1, found, cut);
+        names.sort();
+        for name in names {
+            if self.found.len() >= self.max {
+                self.cut = true;
+                return;
+            }
+            // Follows a symlink only where it stays inside the root.
+            let Ok(meta) = dir.metadata(&name) else {
+                continue;
+            };
+            let path = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if meta.is_file() {
+                let head = files::open(dir, &name)
+                    .and_then(|file| files::head(&file, files::SNIFF))
+                    .unwrap_or_default();
+                let text = files::is_text(&head, head.len() as u64 >= meta.len());
+                self.found.push(Resource {
+                    kind: files::kind_of(&path).to_owned(),
+                    media_type: files::media_type(&path, &head, text),
+                    resource: path,
+                    bytes: meta.len(),
+                    text,
+                });
+            } else if meta.is_dir() {
+                if depth >= MAX_RESOURCE_DEPTH {
+                    self.cut = true;
+                } else if let Ok(sub) = dir.open_dir(&name) {
+                    self.dir(&sub, &path, depth + 1);
+                }
+            }
         }
     }
 }
 
 /// Reads and checks `<name>/SKILL.md`.
-fn read_skill(root: &Dir, name: &str) -> Result<SkillFile, String> {
+fn read_skill(root: &Dir, name: &str, max: u64) -> Result<SkillFile, String> {
     check_skill_name(name)?;
     let dir = root
         .open_dir(name)
         .map_err(|e| format!("cannot open its directory: {e}"))?;
-    let text = read_text(&dir, "SKILL.md", MAX_SKILL_FILE).map_err(|e| match e {
+    let text = read_text(&dir, "SKILL.md", max).map_err(|e| match e {
         ReadError::Io(e) if e.kind() == io::ErrorKind::NotFound => "it has no SKILL.md".to_owned(),
         ReadError::NotFile => "its SKILL.md is not a regular file".to_owned(),
         ReadError::Io(e) => format!("cannot read its SKILL.md: {e}"),
         ReadError::Unreadable(reason) => format!("its SKILL.md {reason}"),
+        ReadError::TooLarge(bytes) => format!(
+            "its SKILL.md is {bytes} bytes, more than the limit of {max} (raise [skills] skill_kib in the host config)"
+        ),
     })?;
     let file = front_matter::parse(&text).map_err(|e| format!("its SKILL.md: {e}"))?;
     if file.name != name {
@@ -324,37 +510,26 @@ pub(crate) fn check_skill_name(name: &str) -> Result<(), String> {
 enum ReadError {
     Io(io::Error),
     NotFile,
+    TooLarge(u64),
     Unreadable(String),
 }
 
 /// Reads the regular file `path` under `dir`: at most `max` bytes of UTF-8.
 fn read_text(dir: &Dir, path: &str, max: u64) -> Result<String, ReadError> {
-    let mut options = OpenOptions::new();
-    options.read(true);
-    #[cfg(target_os = "linux")]
-    {
-        use cap_std::fs::OpenOptionsExt as _;
-        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-    }
-    let file = dir.open_with(path, &options).map_err(ReadError::Io)?;
+    let file = files::open(dir, path).map_err(ReadError::Io)?;
     let meta = file.metadata().map_err(ReadError::Io)?;
     if !meta.is_file() {
         return Err(ReadError::NotFile);
     }
     if meta.len() > max {
-        return Err(ReadError::Unreadable(format!(
-            "is {} bytes, more than the limit of {max}",
-            meta.len()
-        )));
+        return Err(ReadError::TooLarge(meta.len()));
     }
     let mut bytes = Vec::new();
     file.take(max + 1)
         .read_to_end(&mut bytes)
         .map_err(ReadError::Io)?;
     if bytes.len() as u64 > max {
-        return Err(ReadError::Unreadable(format!(
-            "is more than the limit of {max} bytes"
-        )));
+        return Err(ReadError::TooLarge(bytes.len() as u64));
     }
     String::from_utf8(bytes).map_err(|_| ReadError::Unreadable("is not UTF-8 text".into()))
 }

@@ -158,11 +158,24 @@ impl IntrinsicSource {
             "load_skill" => {
                 let a: SkillArgs = decode(name, arguments)?;
                 let file = self.skills.load(&a.name)?;
-                C::SkillLoaded {
+                let missing = self.skills.missing_links(&a.name, &file.body);
+                // The body is the point of the result: it follows the JSON
+                // as text, so the model reads it as written.
+                let body = file.body.clone();
+                let command = C::SkillLoaded {
                     name: file.name,
                     description: file.description,
                     body: file.body,
+                };
+                let mut data = workflow.check(&command)?;
+                // Beside the body, not in the state: the links a model
+                // would follow in vain, and the skill's author should fix.
+                if let Some(object) = data.as_object_mut() {
+                    object.insert("missing_links".into(), json!(missing));
                 }
+                let mut effect = read_only(data, Some(body));
+                effect.command = Some(command);
+                return Ok(effect);
             }
             "unload_skill" => {
                 let a: SkillArgs = decode(name, arguments)?;
@@ -176,10 +189,12 @@ impl IntrinsicSource {
             }
             "load_skill_resource" => {
                 let a: LoadSkillResourceArgs = decode(name, arguments)?;
-                let text = self.skills.resource(&a.name, a.kind, &a.resource)?;
-                let data = json!({"name": a.name, "kind": a.kind, "resource": a.resource,
-                                  "bytes": text.len()});
-                return Ok(read_only(data, Some(text)));
+                let read = self.skills.resource(&a.name, a.kind, &a.resource)?;
+                let data = json!({"name": a.name, "resource": read.resource,
+                                  "kind": super::skills::kind_of(&read.resource),
+                                  "bytes": read.bytes, "text": read.text.is_some(),
+                                  "media_type": read.media_type});
+                return Ok(read_only(data, read.text));
             }
             "emit_ui" => {
                 let a: EmitUiArgs = decode(name, arguments)?;
@@ -190,13 +205,7 @@ impl IntrinsicSource {
             other => return Err(IntrinsicError::UnknownIntrinsic(other.to_owned())),
         };
         let data = workflow.check(&command)?;
-        // A loaded skill's body is the point of the result: it follows the
-        // JSON as text, so the model reads it as written.
-        let text = match &command {
-            C::SkillLoaded { body, .. } => Some(body.clone()),
-            _ => None,
-        };
-        let mut effect = read_only(data, text);
+        let mut effect = read_only(data, None);
         effect.command = Some(command);
         Ok(effect)
     }

@@ -24,7 +24,8 @@ use super::args::Role;
 use super::command::WorkflowCommand;
 use super::error::IntrinsicError;
 use super::limits::{
-    MAX_CRITERIA, MAX_LOADED_SKILLS, MAX_OPTIONS, MAX_PARTICIPANTS, MAX_SKILL_FILE, MAX_SUBTASKS,
+    MAX_CRITERIA, MAX_LOADED_SKILLS, MAX_OPTIONS, MAX_PARTICIPANTS, MAX_SKILL_FILE_CEILING,
+    MAX_SUBTASKS,
 };
 use super::plan::{Plan, check_name, check_text};
 
@@ -389,7 +390,7 @@ impl Workflow {
                 body,
             } => {
                 check_name("skill name", name)?;
-                let max = MAX_SKILL_FILE as usize;
+                let max = MAX_SKILL_FILE_CEILING as usize;
                 if body.len() + description.len() > max {
                     return Err(IntrinsicError::over(
                         "the skill's size",

@@ -275,3 +275,42 @@ fn replay_with_a_workflow_applies_each_turns_intrinsics_to_the_state_file() {
             .unwrap();
     assert!(saved.to_string().contains("\"done\""), "{saved}");
 }
+
+#[test]
+fn an_intrinsic_that_only_reads_runs_without_a_state_file() {
+    let dir = task_dir();
+    let output = run_in(
+        dir.path(),
+        &[
+            "call",
+            "load_skill_resource",
+            r#"{"name": "pdf-forms", "resource": "./references/forms/w9.txt#top"}"#,
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("taxpayer_name"),
+        "{}",
+        stdout(&output)
+    );
+    // One that changes a task says how to keep the change, and writes
+    // nothing.
+    let output = run_in(
+        dir.path(),
+        &["call", "load_skill", r#"{"name": "pdf-forms"}"#],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
+    let said = stderr(&output);
+    assert!(
+        said.contains("load_skill changes a task's state: pass --workflow FILE")
+            && said.lines().count() == 1,
+        "{said}"
+    );
+    let json_files = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension() == Some("json".as_ref()))
+        .count();
+    assert_eq!(json_files, 0, "no state file");
+}

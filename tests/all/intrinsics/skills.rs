@@ -125,10 +125,10 @@ async fn resources_are_listed_and_read() {
     assert_eq!(
         resources,
         [
-            "scripts:fill.py",
-            "references:forms/w9.txt",
-            "references:guide.md",
-            "assets:logo.txt"
+            "assets:assets/logo.txt",
+            "references:references/forms/w9.txt",
+            "references:references/guide.md",
+            "scripts:scripts/fill.py",
         ]
     );
     let read = call(
@@ -136,12 +136,24 @@ async fn resources_are_listed_and_read() {
         &mut w,
         None,
         "load_skill_resource",
-        json!({"name": "pdf-forms", "kind": "references", "resource": "forms/w9.txt"}),
+        json!({"name": "pdf-forms", "resource": "references/forms/w9.txt"}),
     )
     .await;
     assert!(read.command.is_none());
     assert_eq!(data(&read)["bytes"], 39);
+    assert_eq!(data(&read)["text"], true);
     assert!(read.outcome.render().contains("taxpayer_name"));
+    // A call recorded before paths were whole still reads the same file.
+    let before = call(
+        &host,
+        &mut w,
+        None,
+        "load_skill_resource",
+        json!({"name": "pdf-forms", "kind": "references", "resource": "forms/w9.txt"}),
+    )
+    .await;
+    assert_eq!(data(&before)["resource"], "references/forms/w9.txt");
+    assert!(before.outcome.render().contains("taxpayer_name"));
     let missing = call(
         &host,
         &mut w,

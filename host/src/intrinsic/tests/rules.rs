@@ -323,6 +323,28 @@ fn malformed_a2ui_messages_are_refused_with_why() {
 }
 
 #[test]
+fn loaded_skills_of_earlier_state_files_still_load() {
+    // As a state file was written before resources were named by path.
+    let before = r##"{"skills":{"pdf-forms":{"description":"Fill PDF forms.","body":"# Filling PDF forms\nRun scripts/fill.py FORM.pdf\n"}}}"##;
+    let w = Workflow::from_json(before).unwrap();
+    assert!(w.skills()["pdf-forms"].body.contains("scripts/fill.py"));
+    // A skill over the old 64 KiB bound, now within it, loads and keeps.
+    let mut w = Workflow::new();
+    let big = "x".repeat(100 * 1024);
+    w.apply(&C::SkillLoaded {
+        name: "big".into(),
+        description: "d".into(),
+        body: big.clone(),
+    })
+    .unwrap();
+    let text = serde_json::to_string(&w).unwrap();
+    assert_eq!(
+        Workflow::from_json(&text).unwrap().skills()["big"].body,
+        big
+    );
+}
+
+#[test]
 fn state_files_are_checked_when_they_load() {
     let mut w = Workflow::new();
     w.apply(&plan(vec![step("a", &[]), step("b", &["a"])]))
@@ -358,4 +380,47 @@ fn the_config_names_the_skills_root() {
     assert!(empty.to_string().contains("skills.root"), "{empty}");
     assert_eq!(empty.location, Some((2, 8)));
     assert!(Config::parse(file, "[skills]\nroots = \"x\"\n").is_err());
+}
+
+#[test]
+fn the_config_sets_the_skill_caps_within_their_ceilings() {
+    use crate::config::Config;
+    use crate::intrinsic::skills::SkillLimits;
+    use std::path::Path;
+    let file = Path::new("/srv/task/tiny-harness.toml");
+    let defaults = Config::parse(file, "[skills]\nroot = \"s\"\n").unwrap();
+    assert_eq!(defaults.skill_limits, SkillLimits::default());
+    assert_eq!(defaults.skill_limits.skill_file, 256 * 1024);
+    let set = Config::parse(
+        file,
+        "[skills]\nroot = \"s\"\nskill_kib = 512\nresource_kib = 2048\nresources = 1000\n",
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            set.skill_limits.skill_file,
+            set.skill_limits.resource,
+            set.skill_limits.resources
+        ),
+        (512 * 1024, 2048 * 1024, 1000)
+    );
+    for (line, says) in [
+        (
+            "skill_kib = 2048",
+            "skills.skill_kib: must be between 1 and 1024",
+        ),
+        (
+            "resource_kib = 0",
+            "skills.resource_kib: must be between 1 and 16384",
+        ),
+        (
+            "resources = 100000",
+            "skills.resources: must be between 1 and 65536",
+        ),
+    ] {
+        let refused =
+            Config::parse(file, &format!("[skills]\nroot = \"s\"\n{line}\n")).unwrap_err();
+        assert!(refused.to_string().contains(says), "{refused}");
+        assert_eq!(refused.location.map(|l| l.0), Some(3), "{refused}");
+    }
 }

@@ -73,14 +73,29 @@ struct Contents {
 pub struct Tokens {
     path: PathBuf,
     /// The contents as last read, with the identity of the file they
-    /// were read from: a call's token is looked up at every request, and
-    /// a `stat` costs far less than reading and parsing. Every write
-    /// makes a new file (a rename), so another host's write is seen.
+    /// were read from and when that identity was last checked. Every
+    /// write makes a new file (a rename), so another host's write is
+    /// seen at the next check.
     cache: std::sync::Arc<std::sync::Mutex<Option<Cached>>>,
+    /// How long the token of a call ([`Tokens::credentials`], looked up at
+    /// every request) is taken from the cache without a `stat` of the
+    /// file: the `stat` was most of a logged-in call's extra cost.
+    recheck: std::time::Duration,
 }
 
-/// The contents as read from the file version `Stamp`.
-type Cached = (Stamp, std::sync::Arc<Contents>);
+/// How long [`Tokens::credentials`] trusts the cache without a `stat`: a
+/// change of the file by another program (a login, a logout, a chmod, a
+/// refresh by another host) reaches a running host's requests at most
+/// this late. The host's own writes reach them at once.
+pub const RECHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The contents as read from the file version `Stamp`, and when the file
+/// was last seen to be that version.
+struct Cached {
+    stamp: Stamp,
+    contents: std::sync::Arc<Contents>,
+    checked: std::time::Instant,
+}
 
 impl std::fmt::Debug for Tokens {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -130,6 +145,7 @@ impl Tokens {
         Tokens {
             path: config.with_file_name(format!("{stem}.tokens")),
             cache: std::sync::Arc::default(),
+            recheck: RECHECK,
         }
     }
 
@@ -149,8 +165,18 @@ impl Tokens {
         key: &str,
         resource: &str,
     ) -> Result<Option<StoredCredentials>, OAuthError> {
-        Ok(self
-            .read()?
+        let recent = {
+            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            cache
+                .as_ref()
+                .filter(|c| c.checked.elapsed() < self.recheck)
+                .map(|c| c.contents.clone())
+        };
+        let contents = match recent {
+            Some(contents) => contents,
+            None => self.read()?,
+        };
+        Ok(contents
             .servers
             .get(key)
             .filter(|e| e.resource == resource)
@@ -166,6 +192,8 @@ impl Tokens {
     ) -> Result<bool, OAuthError> {
         let _lock = self.lock()?;
         let mut contents = Contents::clone(&*self.read()?);
+        // Whatever happens below, the next lookup reads the file again.
+        *self.cache.lock().unwrap_or_else(|e| e.into_inner()) = None;
         let before = contents.servers.remove(key);
         let had = before.is_some();
         if let Some(after) = change(before) {
@@ -204,10 +232,11 @@ impl Tokens {
         self.check(&meta)?;
         let stamp = Stamp::of(&meta);
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((cached, contents)) = cache.as_ref()
-            && *cached == stamp
+        if let Some(cached) = cache.as_mut()
+            && cached.stamp == stamp
         {
-            return Ok(contents.clone());
+            cached.checked = std::time::Instant::now();
+            return Ok(cached.contents.clone());
         }
         let bytes = crate::file::read_regular(&self.path, "token file", MAX_TOKEN_FILE_BYTES)
             .map_err(|e| self.fail(&format!("{} (remove it and log in again)", e.reason)))?;
@@ -217,7 +246,11 @@ impl Tokens {
             ))
         })?;
         let contents = std::sync::Arc::new(contents);
-        *cache = Some((stamp, contents.clone()));
+        *cache = Some(Cached {
+            stamp,
+            contents: contents.clone(),
+            checked: std::time::Instant::now(),
+        });
         Ok(contents)
     }
 
@@ -355,6 +388,33 @@ mod tests {
             mine.entry("mcp/a").unwrap().is_none(),
             "a removed file is seen"
         );
+    }
+
+    #[test]
+    fn a_calls_token_is_checked_against_the_file_at_most_a_recheck_late() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("agent.toml");
+        let mut mine = Tokens::beside(&config);
+        mine.recheck = std::time::Duration::from_millis(300);
+        let theirs = Tokens::beside(&config);
+        let resource = |t: &Tokens, url: &str| t.credentials("mcp/a", url).unwrap().is_some();
+        mine.update("mcp/a", |_| Some(entry("http://one/mcp")))
+            .unwrap();
+        assert!(resource(&mine, "http://one/mcp"), "its own write, at once");
+        theirs
+            .update("mcp/a", |_| Some(entry("http://two/mcp")))
+            .unwrap();
+        let started = std::time::Instant::now();
+        let soon = resource(&mine, "http://one/mcp");
+        if started.elapsed() < std::time::Duration::from_millis(200) {
+            assert!(soon, "within the recheck, the cache answers");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(350));
+        assert!(resource(&mine, "http://two/mcp"), "after it, the file");
+        assert!(!resource(&mine, "http://one/mcp"));
+        std::fs::remove_file(mine.path()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(350));
+        assert!(!resource(&mine, "http://two/mcp"), "a logout, seen");
     }
 
     #[test]
