@@ -265,9 +265,17 @@ async fn command(
         Command::Tools {
             json,
             provider: Some(provider),
+            gemini_subset,
             ..
         } => {
-            tools::print_wire_tools(&host, provider, json)?;
+            let gemini = if gemini_subset {
+                tiny_harness_host::provider::GeminiSchema::Subset(
+                    tiny_harness_host::provider::SchemaLimits::DEFAULT,
+                )
+            } else {
+                tiny_harness_host::provider::GeminiSchema::JsonSchema
+            };
+            tools::print_wire_tools(&host, provider, gemini, json)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Tools { json, .. } => {

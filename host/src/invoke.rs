@@ -51,6 +51,9 @@ pub struct CallOutcome {
     pub result: Result<ToolResult, CallError>,
     /// The untrusted block, rendered once (see [`CallOutcome::render`]).
     rendered: std::sync::OnceLock<String>,
+    /// Whether the invoker checked the result's first JSON part against
+    /// the tool's output schema (see [`CallOutcome::structured`]).
+    output_checked: bool,
 }
 
 impl CallOutcome {
@@ -65,7 +68,26 @@ impl CallOutcome {
             tool: tool.into(),
             result,
             rendered: std::sync::OnceLock::new(),
+            output_checked: false,
         }
+    }
+
+    /// The data of the result's first JSON part, when the invoker checked
+    /// it against the tool's output schema and it is an object: what an
+    /// MCP client takes as `structuredContent`. `None` for an error, and
+    /// for a tool without an output schema. It is the tool's data as the
+    /// schema admits it, not the untrusted block: [`CallOutcome::render`]
+    /// is what a model reads.
+    pub fn structured(&self) -> Option<&serde_json::Value> {
+        if !self.output_checked {
+            return None;
+        }
+        let result = self.result.as_ref().ok().filter(|r| !r.is_error)?;
+        let checked = result.content.iter().find_map(|part| match part {
+            ContentPart::Json { data, .. } => Some(data),
+            _ => None,
+        })?;
+        checked.is_object().then_some(checked)
     }
 
     /// True for an error result: a [`CallError`], or a result the tool
@@ -172,8 +194,10 @@ impl Invoker {
     /// `wire_name` (recorded in the journal).
     pub async fn invoke_as(&self, call: &ToolCall, wire_name: Option<&str>) -> CallOutcome {
         let mut definition = None;
-        let result = self.run(call, &mut definition).await;
-        let outcome = CallOutcome::new(call.id.clone(), call.name.clone(), result);
+        let mut checked = false;
+        let result = self.run(call, &mut definition, &mut checked).await;
+        let mut outcome = CallOutcome::new(call.id.clone(), call.name.clone(), result);
+        outcome.output_checked = checked;
         if let Some(journal) = &self.journal {
             journal.record(call, &outcome, definition.as_ref(), wire_name);
         }
@@ -181,11 +205,13 @@ impl Invoker {
     }
 
     /// The call's result; `definition` gets the hash of the definition it
-    /// ran under, once the tool is found.
+    /// ran under, once the tool is found, and `checked` whether the result
+    /// passed the tool's output schema.
     async fn run(
         &self,
         call: &ToolCall,
         definition: &mut Option<SchemaHash>,
+        checked: &mut bool,
     ) -> Result<ToolResult, CallError> {
         let started = Instant::now();
         // The entry holds its source: a change to the registry after this
@@ -227,6 +253,7 @@ impl Invoker {
             if Instant::now() >= deadline {
                 return Err(timed_out());
             }
+            *checked = !result.is_error;
         }
         Ok(result)
     }

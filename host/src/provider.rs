@@ -29,8 +29,8 @@
 //!   [`WireCodec`] only: a name not offered in this request is refused with
 //!   `unknown_tool`, never matched to something close.
 //! - **The original schema is what is validated.** The schemas sent to a
-//!   provider are hints for the model (for Gemini, possibly weakened by
-//!   [`gemini_schema`]); the invoker checks every call's arguments against
+//!   provider are hints for the model (for Gemini's subset, where it is
+//!   chosen, possibly weakened by [`gemini_schema`]); the invoker checks every call's arguments against
 //!   the tool's registered schema, so a lossy hint never weakens the check.
 //! - **Arguments are objects.** Arguments that are not JSON, or are JSON
 //!   but not an object, are refused with `invalid_arguments` and one
@@ -54,6 +54,7 @@ mod cache;
 mod encode;
 pub mod gemini;
 pub mod gemini_schema;
+mod gemini_shapes;
 pub mod mcp;
 pub mod openai;
 mod payload;
@@ -82,6 +83,7 @@ use crate::wire::{UnknownWireName, WireCodec, WireRule};
 
 pub(crate) use encode::Offered;
 pub use encode::{EncodedRequest, ToolRewrites};
+pub use gemini::GeminiSchema;
 pub use gemini_schema::{SchemaLimits, SchemaRewrite};
 pub use payload::ToolsPayload;
 pub(crate) use read::{Reader, index, join, json_kind};
@@ -146,25 +148,25 @@ impl Provider {
 
     /// `tools` (a tool given twice counts once), in the order given, as
     /// the provider's `tools` payload ([`ToolsPayload`]), with the
-    /// request's codec. Gemini schemas are rewritten within
-    /// [`SchemaLimits::DEFAULT`].
+    /// request's codec. Every provider gets the input schemas unchanged
+    /// (Gemini in `parametersJsonSchema`).
     pub fn encode_tools<'a>(
         self,
         tools: impl IntoIterator<Item = &'a RegisteredTool>,
     ) -> EncodedRequest {
-        self.encode_tools_with(tools, SchemaLimits::DEFAULT)
+        self.encode_tools_with(tools, GeminiSchema::JsonSchema)
     }
 
-    /// [`Provider::encode_tools`] with other bounds on the Gemini schema
-    /// rewrite (ignored by the other providers, which take JSON Schema).
-    /// Only the entries of [`SchemaLimits::DEFAULT`] are kept between
-    /// requests: with other bounds, Gemini's are rewritten every time.
+    /// [`Provider::encode_tools`], with Gemini's schemas sent as `gemini`
+    /// says (ignored by the other providers, which take JSON Schema). Only
+    /// [`GeminiSchema::JsonSchema`] entries are kept between requests: the
+    /// subset is rewritten every time it is chosen.
     pub fn encode_tools_with<'a>(
         self,
         tools: impl IntoIterator<Item = &'a RegisteredTool>,
-        limits: SchemaLimits,
+        gemini: GeminiSchema,
     ) -> EncodedRequest {
-        encode::encode(self, tools, limits)
+        encode::encode(self, tools, gemini)
     }
 
     /// Every tool call in `response` (the provider's whole response body),
@@ -241,6 +243,10 @@ pub struct DecodedCall {
     pub wire_name: String,
     /// The call to run (registry name, parsed arguments), or why not.
     pub call: Result<ToolCall, Refusal>,
+    /// The protocol revision the request names, where the format carries
+    /// one (an MCP `tools/call` of 2026-07-28 names it in `params._meta`):
+    /// its result is formatted for that revision.
+    pub protocol: Option<String>,
 }
 
 /// Where a call's id comes from.
@@ -291,6 +297,8 @@ impl DecodedCall {
             wire_name: self.wire_name.clone(),
             rendered: outcome.render().to_owned(),
             is_error: outcome.is_error(),
+            structured: outcome.structured().cloned(),
+            protocol: self.protocol.clone(),
         }
     }
 }
@@ -309,6 +317,11 @@ pub struct ToolReply {
     pub rendered: String,
     /// Whether the outcome is an error.
     pub is_error: bool,
+    /// The result's data as its tool's output schema admitted it
+    /// ([`CallOutcome::structured`]): MCP's `structuredContent`.
+    pub structured: Option<Value>,
+    /// The protocol revision of the call's request ([`DecodedCall::protocol`]).
+    pub protocol: Option<String>,
 }
 
 /// A provider response that does not have the shape its format requires.
@@ -335,6 +348,7 @@ pub(crate) struct RawCall<'a> {
     pub origin: IdOrigin,
     pub name: &'a str,
     pub arguments: RawArguments<'a>,
+    pub protocol: Option<String>,
 }
 
 /// A call's arguments as the provider sent them.
@@ -370,6 +384,7 @@ impl RawCall<'_> {
             origin: self.origin,
             wire_name: self.name.to_owned(),
             call,
+            protocol: self.protocol,
         }
     }
 }

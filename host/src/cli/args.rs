@@ -63,6 +63,11 @@ pub(super) enum Command {
         /// provider's format (openai-chat, openai-responses, anthropic, gemini, bedrock, mcp).
         #[arg(long, value_name = "P")]
         provider: Option<Provider>,
+        /// With --provider gemini: send each input schema as `parameters`, rewritten into
+        /// Gemini's OpenAPI subset (each lossy rewrite shown), instead of unchanged as
+        /// `parametersJsonSchema`.
+        #[arg(long, requires = "provider")]
+        gemini_subset: bool,
         /// Also register and list the twelve intrinsics (create_plan, ..., emit_ui), under
         /// their bare names.
         #[arg(long)]

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use tiny_harness_host::display::one_line;
+use tiny_harness_host::provider::GeminiSchema;
 use tiny_harness_host::{Host, Provider};
 
 use super::emit;
@@ -70,11 +71,16 @@ pub(super) fn print_tools(host: &Host, json: bool) -> anyhow::Result<()> {
 }
 
 /// `tools --provider`: each tool's wire name and its definition as
-/// `provider` is sent it (in `--json`), and for Gemini how many lossy
-/// schema rewrites it needed.
-pub(super) fn print_wire_tools(host: &Host, provider: Provider, json: bool) -> anyhow::Result<()> {
+/// `provider` is sent it (in `--json`), and for Gemini which field holds
+/// its schema and, for the subset, how many lossy rewrites it needed.
+pub(super) fn print_wire_tools(
+    host: &Host,
+    provider: Provider,
+    gemini: GeminiSchema,
+    json: bool,
+) -> anyhow::Result<()> {
     let registry = host.registry();
-    let request = provider.encode_registry(&registry);
+    let request = provider.encode_tools_with(registry.tools().map(|t| &**t), gemini);
     let entries = request.entries();
     let rewrites = |name: &str| {
         request
@@ -100,6 +106,9 @@ pub(super) fn print_wire_tools(host: &Host, provider: Provider, json: bool) -> a
             .map(|(name, wire, _, definition)| {
                 let mut view =
                     serde_json::json!({"name": name, "wire_name": wire, "definition": definition});
+                if provider == Provider::Gemini {
+                    view["schema_field"] = gemini.field().into();
+                }
                 let changed = rewrites(name);
                 if !changed.is_empty() {
                     view["schema_rewrites"] = changed

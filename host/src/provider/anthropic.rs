@@ -42,6 +42,7 @@ pub(crate) fn calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderError>
             origin: IdOrigin::Given,
             name: r.string(block, &at, "name")?,
             arguments: RawArguments::Value(r.field(block, &at, "input")?),
+            protocol: None,
         });
     }
     Ok(calls)

@@ -47,6 +47,19 @@ pub(crate) fn calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderError>
     {
         let at = index("output.message.content", i);
         let Some(tool_use) = r.optional(block, &at, "toolUse")? else {
+            // A call spelled another way (`tool_use`, `ToolUse`) is not
+            // read: refused, not taken for a block without a call.
+            let misspelt = block.as_object().and_then(|b| {
+                b.keys()
+                    .find(|k| k.to_ascii_lowercase().replace('_', "") == "tooluse")
+            });
+            if let Some(key) = misspelt {
+                return Err(ProviderError::Malformed {
+                    provider: Provider::Bedrock.as_str(),
+                    at: join(&at, key),
+                    expected: "toolUse (the Converse API's spelling)",
+                });
+            }
             continue;
         };
         let at = join(&at, "toolUse");
@@ -55,6 +68,7 @@ pub(crate) fn calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderError>
             origin: IdOrigin::Given,
             name: r.string(tool_use, &at, "name")?,
             arguments: RawArguments::Value(r.field(tool_use, &at, "input")?),
+            protocol: None,
         });
     }
     Ok(calls)

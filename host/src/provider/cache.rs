@@ -10,7 +10,7 @@
 //!   own wire name ([`WireRule::wire_name`], a function of the name and
 //!   the rule alone); a request whose codec gives the tool another name (a
 //!   hash clash) builds the entry afresh instead of using it. Gemini
-//!   entries are kept only for [`SchemaLimits::DEFAULT`].
+//!   entries are kept only for [`GeminiSchema::JsonSchema`].
 //! - **Bounded.** At most one wire name per rule and one entry per
 //!   provider for each registered tool, dropped with the tool. A registry
 //!   entry never changes (a change registers a new one in a new snapshot),
@@ -23,7 +23,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use super::gemini_schema::SchemaLimits;
+use super::gemini::GeminiSchema;
 use super::{Offered, Provider, ToolRewrites};
 use crate::registry::RegisteredTool;
 use crate::wire::WireRule;
@@ -42,12 +42,12 @@ pub(crate) struct Encoded {
 
 impl Encoded {
     /// The entry of `offered` for `provider`, built by its adapter.
-    pub fn build(provider: Provider, offered: Offered<'_>, limits: SchemaLimits) -> Self {
+    pub fn build(provider: Provider, offered: Offered<'_>, gemini: GeminiSchema) -> Self {
         let (entry, rewrites) = match provider {
             Provider::OpenAiChat => (super::openai::chat_entry(offered), Vec::new()),
             Provider::OpenAiResponses => (super::openai::responses_entry(offered), Vec::new()),
             Provider::Anthropic => (super::anthropic::entry(offered), Vec::new()),
-            Provider::Gemini => super::gemini::entry(offered, limits),
+            Provider::Gemini => super::gemini::entry(offered, gemini),
             Provider::Bedrock => (super::bedrock::entry(offered), Vec::new()),
             Provider::Mcp => (super::mcp::entry(offered), Vec::new()),
         };

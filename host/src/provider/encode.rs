@@ -21,7 +21,8 @@ use serde_json::Value;
 
 use super::Provider;
 use super::cache::{Encoded, ToolCache};
-use super::gemini_schema::{SchemaLimits, SchemaRewrite};
+use super::gemini::GeminiSchema;
+use super::gemini_schema::SchemaRewrite;
 use super::payload::ToolsPayload;
 use crate::registry::RegisteredTool;
 use crate::wire::WireCodec;
@@ -43,8 +44,8 @@ pub struct EncodedRequest {
     /// The provider's tools payload (see each adapter for its shape):
     /// serialise it into the request body. It reads as a [`Value`] too.
     pub tools: ToolsPayload,
-    /// For each tool whose schema was rewritten for the provider (Gemini
-    /// only), what was rewritten and what that loses, by registry name
+    /// For each tool whose schema was rewritten for the provider (Gemini's
+    /// subset only), what was rewritten and what that loses, by registry name
     /// (shared with the tool's cache: read them as before, `r.tool`,
     /// `r.rewrites`).
     pub rewrites: Vec<Arc<ToolRewrites>>,
@@ -71,7 +72,7 @@ pub struct ToolRewrites {
 pub(super) fn encode<'a>(
     provider: Provider,
     tools: impl IntoIterator<Item = &'a RegisteredTool>,
-    limits: SchemaLimits,
+    gemini: GeminiSchema,
 ) -> EncodedRequest {
     let mut tools: Vec<&RegisteredTool> = tools.into_iter().collect();
     if !tools.is_sorted_by(|a, b| a.name.as_str() < b.name.as_str()) {
@@ -85,7 +86,7 @@ pub(super) fn encode<'a>(
         .map(|cache| (cache.name().clone(), cache.wire(rule).clone()))
         .collect();
     let codec = WireCodec::from_own_names(rule, own);
-    assemble(provider, &tools, &caches, codec, limits)
+    assemble(provider, &tools, &caches, codec, gemini)
 }
 
 /// The request offering `tools` (distinct, with their `caches`) under
@@ -95,10 +96,10 @@ pub(super) fn assemble(
     tools: &[&RegisteredTool],
     caches: &[&ToolCache],
     codec: WireCodec,
-    limits: SchemaLimits,
+    gemini: GeminiSchema,
 ) -> EncodedRequest {
     let rule = provider.rule();
-    let keep = provider != Provider::Gemini || limits == SchemaLimits::DEFAULT;
+    let keep = provider != Provider::Gemini || gemini == GeminiSchema::JsonSchema;
     let all_own = codec.all_own();
     let mut entries = Vec::with_capacity(tools.len());
     let mut rewrites = Vec::new();
@@ -114,10 +115,10 @@ pub(super) fn assemble(
         let offered = Offered { wire_name, tool };
         let encoded = if keep && (all_own || wire_name == own) {
             cache
-                .entry(provider, || Encoded::build(provider, offered, limits))
+                .entry(provider, || Encoded::build(provider, offered, gemini))
                 .clone()
         } else {
-            Arc::new(Encoded::build(provider, offered, limits))
+            Arc::new(Encoded::build(provider, offered, gemini))
         };
         if let Some(changed) = &encoded.rewrites {
             rewrites.push(changed.clone());

@@ -129,27 +129,50 @@ fn a_later_request_shares_the_entries_of_the_first() {
         assert_eq!(first.rewrites, second.rewrites, "{provider}");
         assert_eq!(first.tools.to_string(), second.tools.to_string());
     }
-    // Other Gemini limits are not the kept ones: built afresh each time.
+    // Gemini's subset is not the kept entry: rewritten each time, within
+    // the bounds given; the kept one is the schema unchanged.
     let limits = SchemaLimits {
         max_ref_depth: 0,
         ..SchemaLimits::DEFAULT
     };
     let tools = || registry.tools().map(|tool| &**tool);
     let kept = Provider::Gemini.encode_registry(&registry);
-    let cut = Provider::Gemini.encode_tools_with(tools(), limits);
-    let put = |request: &EncodedRequest| {
+    let subset =
+        Provider::Gemini.encode_tools_with(tools(), GeminiSchema::Subset(SchemaLimits::DEFAULT));
+    let cut = Provider::Gemini.encode_tools_with(tools(), GeminiSchema::Subset(limits));
+    let put = |request: &EncodedRequest, field: &str| {
         let entries = request.entries();
         let put = entries.iter().find(|e| e["name"] == "store__kv.put");
-        put.expect("store/kv.put is offered")["parameters"].clone()
+        put.expect("store/kv.put is offered")[field].clone()
     };
-    assert_ne!(put(&kept), put(&cut));
+    let original = &registry
+        .get("store/kv.put")
+        .unwrap()
+        .definition
+        .input_schema;
+    assert_eq!(&put(&kept, "parametersJsonSchema"), original);
     assert_eq!(
-        put(&cut),
-        put(&Provider::Gemini.encode_tools_with(tools(), limits))
+        put(&kept, "parameters"),
+        Value::Null,
+        "one field, never both"
+    );
+    assert!(kept.rewrites.is_empty(), "nothing rewritten");
+    assert_eq!(put(&subset, "parametersJsonSchema"), Value::Null);
+    assert_ne!(put(&subset, "parameters"), put(&cut, "parameters"));
+    assert!(!subset.tools.shares_entries_with(&kept.tools));
+    assert_eq!(
+        put(&cut, "parameters"),
+        put(
+            &Provider::Gemini.encode_tools_with(tools(), GeminiSchema::Subset(limits)),
+            "parameters"
+        )
     );
     assert_eq!(
-        put(&kept),
-        put(&Provider::Gemini.encode_registry(&registry))
+        put(&kept, "parametersJsonSchema"),
+        put(
+            &Provider::Gemini.encode_registry(&registry),
+            "parametersJsonSchema"
+        )
     );
 }
 
@@ -207,7 +230,7 @@ fn a_tool_whose_name_moved_on_in_a_clash_is_sent_under_the_codecs_name() {
             &tools,
             &caches,
             codec.clone(),
-            SchemaLimits::DEFAULT,
+            GeminiSchema::JsonSchema,
         );
         let mut moved = 0;
         for (entry, tool) in request.entries().into_iter().zip(&tools) {

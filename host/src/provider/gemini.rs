@@ -1,12 +1,18 @@
 //! Gemini `generateContent` (`POST /v1beta/models/{model}:generateContent`).
 //!
-//! - tools: `[{"functionDeclarations":[{"name","description","parameters"}]}]`,
-//!   `parameters` being the input schema rewritten into Gemini's OpenAPI
+//! - tools: `[{"functionDeclarations":[{"name","description",
+//!   "parametersJsonSchema"}]}]`, the input schema unchanged (the API
+//!   takes JSON Schema there); or, where [`GeminiSchema::Subset`] is
+//!   chosen, `"parameters"`: the schema rewritten into Gemini's OpenAPI
 //!   subset by [`super::gemini_schema`] (what each rewrite loses is kept on
 //!   the [`super::EncodedRequest`]; the host validates against the
-//!   original schema);
+//!   original schema either way);
 //! - calls: the parts of `candidates[0].content.parts[]` holding a
-//!   `functionCall` object `{"name","args","id"?}`. `args` absent means no
+//!   `functionCall` object `{"name","args","id"?}`, or `function_call`, as
+//!   the Python SDK's `to_json_dict()` writes it. Any other key of a part
+//!   that names a call (`functionCalls`, `toolCall`, ...) is malformed,
+//!   never skipped: a call the adapter cannot read must not look like a
+//!   response without calls. `args` absent means no
 //!   arguments (`{}`: the API omits an empty `Struct`). A call without an
 //!   `id` (the Gemini Developer API often sends none) gets the invented id
 //!   `gemini-<index of its part>`, stable for the response, marked
@@ -28,15 +34,49 @@ use super::{
     join,
 };
 
-/// One tool's function declaration, with what its schema rewrite changed.
-pub(crate) fn entry(o: Offered<'_>, limits: SchemaLimits) -> (Value, Vec<SchemaRewrite>) {
-    let (parameters, notes) = gemini_schema::rewrite(&o.tool.definition.input_schema, limits);
+/// How a tool's input schema is sent to Gemini.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum GeminiSchema {
+    /// `parametersJsonSchema`: the schema as registered, unchanged.
+    #[default]
+    JsonSchema,
+    /// `parameters`: the schema rewritten into Gemini's OpenAPI subset
+    /// within these bounds, for a model or endpoint that takes only that.
+    Subset(SchemaLimits),
+}
+
+impl GeminiSchema {
+    /// The declaration's field the schema goes in.
+    pub const fn field(self) -> &'static str {
+        match self {
+            GeminiSchema::JsonSchema => "parametersJsonSchema",
+            GeminiSchema::Subset(_) => "parameters",
+        }
+    }
+}
+
+/// One tool's function declaration, with what its schema rewrite changed
+/// (nothing, unless the subset is chosen).
+pub(crate) fn entry(o: Offered<'_>, schema: GeminiSchema) -> (Value, Vec<SchemaRewrite>) {
     let mut entry = json!({
         "name": o.wire_name,
         "description": o.tool.definition.description,
     });
-    entry["parameters"] = parameters;
-    (entry, notes)
+    match schema {
+        GeminiSchema::JsonSchema => {
+            entry["parametersJsonSchema"] = o.tool.definition.input_schema.clone();
+            (entry, Vec::new())
+        }
+        GeminiSchema::Subset(limits) => {
+            let (parameters, notes) =
+                gemini_schema::rewrite(&o.tool.definition.input_schema, limits);
+            if !parameters.is_null() {
+                entry["parameters"] = parameters;
+            }
+            (entry, notes)
+        }
+    }
 }
 
 /// The empty arguments an absent `args` stands for.
@@ -55,10 +95,23 @@ pub(crate) fn calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderError>
     let mut calls = Vec::new();
     for (i, part) in r.optional_array(content, at, "parts")?.iter().enumerate() {
         let at = index(&join(at, "parts"), i);
-        let Some(call) = r.optional(part, &at, "functionCall")? else {
-            continue;
+        let (key, call) = match r.optional(part, &at, "functionCall")? {
+            Some(call) => ("functionCall", call),
+            None => match r.optional(part, &at, "function_call")? {
+                Some(call) => ("function_call", call),
+                None => {
+                    if let Some(unread) = unread_call(part) {
+                        return Err(ProviderError::Malformed {
+                            provider: Provider::Gemini.as_str(),
+                            at: join(&at, unread),
+                            expected: "functionCall (or function_call): a call under another key cannot be read",
+                        });
+                    }
+                    continue;
+                }
+            },
         };
-        let at = join(&at, "functionCall");
+        let at = join(&at, key);
         let (id, origin) = match r.optional(call, &at, "id")? {
             Some(_) => (r.string(call, &at, "id")?.to_owned(), IdOrigin::Given),
             None => (format!("gemini-{i}"), IdOrigin::Invented),
@@ -68,9 +121,18 @@ pub(crate) fn calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderError>
             origin,
             name: r.string(call, &at, "name")?,
             arguments: RawArguments::Value(r.optional(call, &at, "args")?.unwrap_or(&EMPTY_ARGS)),
+            protocol: None,
         });
     }
     Ok(calls)
+}
+
+/// A key of `part` that names a call but is not one the adapter reads.
+fn unread_call(part: &Value) -> Option<&str> {
+    part.as_object()?.keys().map(String::as_str).find(|key| {
+        let lower = key.to_ascii_lowercase();
+        lower.contains("call") && !matches!(lower.as_str(), "functioncall" | "function_call")
+    })
 }
 
 /// One user content with every function response.

@@ -82,8 +82,21 @@ pub struct SchemaRewrite {
     pub lossy: bool,
 }
 
-/// `schema` in Gemini's subset, with every rewrite in schema order.
+/// `schema` in Gemini's subset, with every rewrite in schema order, and
+/// the shapes the API refuses settled last (`provider/gemini_shapes.rs`):
+/// `Value::Null` when nothing of it can be sent (the declaration then has
+/// no `parameters`).
 pub fn rewrite(schema: &Value, limits: SchemaLimits) -> (Value, Vec<SchemaRewrite>) {
+    let (out, mut notes) = rewrite_unsettled(schema, limits);
+    let out = super::gemini_shapes::settle(out, &mut notes).unwrap_or(Value::Null);
+    (out, notes)
+}
+
+/// The rewrite into the subset, before the refused shapes are settled.
+pub(super) fn rewrite_unsettled(
+    schema: &Value,
+    limits: SchemaLimits,
+) -> (Value, Vec<SchemaRewrite>) {
     let mut rewriter = Rewriter {
         root: schema,
         limits,

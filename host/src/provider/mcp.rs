@@ -1,5 +1,5 @@
-//! MCP (Model Context Protocol, 2025-06-18): our tools as an MCP server
-//! offers them, for a gateway that serves an MCP client.
+//! MCP (Model Context Protocol, 2025-06-18 to 2026-07-28): our tools as an
+//! MCP server offers them, for a gateway that serves an MCP client.
 //!
 //! - tools: the `tools/list` result `{"tools":[{"name","title"?,
 //!   "description","inputSchema","outputSchema"?,"annotations"}]}`.
@@ -12,10 +12,19 @@
 //!   "method":"tools/call","params":{"name","arguments"?}}`, or a batch
 //!   (an array) of them. The id is a string or a number
 //!   ([`IdOrigin::Number`] keeps which); absent `arguments` means `{}`.
+//!   A request of 2026-07-28 names its revision in
+//!   `params._meta["io.modelcontextprotocol/protocolVersion"]`, kept as the
+//!   call's [`super::DecodedCall::protocol`].
 //!   Anything else (a notification, another method) is malformed here:
 //!   the gateway routes other methods before it gets to tools.
 //! - results: one JSON-RPC response per call, `{"jsonrpc":"2.0","id",
-//!   "result":{"content":[{"type":"text","text"}],"isError"}}`. Refusals
+//!   "result":{"content":[{"type":"text","text"}],"structuredContent"?,
+//!   "isError","resultType"?}}`. `content` is the untrusted block, always;
+//!   `structuredContent` is the result's JSON part as the tool's
+//!   `outputSchema` admitted it (the host checked it), present exactly when
+//!   the tool has one and the call succeeded, as the spec requires of a
+//!   server that declares one; `resultType` is `"complete"` for a request
+//!   of 2026-07-28 or later, which requires it, and absent before. Refusals
 //!   (an unknown tool, bad arguments) are sent as `isError` results too,
 //!   not as JSON-RPC errors, so the model sees the untrusted block and can
 //!   correct itself.
@@ -90,7 +99,21 @@ fn call<'v>(request: &'v Value, at: &str) -> Result<RawCall<'v>, ProviderError> 
     };
     let params = r.field(request, at, "params")?;
     let params_at = join(at, "params");
+    let protocol = match r.optional(params, &params_at, "_meta")? {
+        Some(meta) => match meta.get(PROTOCOL_KEY) {
+            None => None,
+            Some(Value::String(v)) if is_revision(v) => Some(v.clone()),
+            Some(_) => {
+                return Err(malformed(
+                    "params._meta.io.modelcontextprotocol/protocolVersion",
+                    "a revision such as \"2026-07-28\"",
+                ));
+            }
+        },
+        None => None,
+    };
     Ok(RawCall {
+        protocol,
         id,
         origin,
         name: r.string(params, &params_at, "name")?,
@@ -99,6 +122,24 @@ fn call<'v>(request: &'v Value, at: &str) -> Result<RawCall<'v>, ProviderError> 
                 .unwrap_or(&EMPTY_ARGS),
         ),
     })
+}
+
+/// Where a 2026-07-28 request names its revision, in `params._meta`.
+const PROTOCOL_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// The first revision whose results carry `resultType`.
+const RESULT_TYPE_SINCE: &str = "2026-07-28";
+
+/// Whether `v` reads as a revision: `YYYY-MM-DD`.
+fn is_revision(v: &str) -> bool {
+    v.len() == 10
+        && v.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        })
 }
 
 /// One JSON-RPC response per reply.
@@ -111,14 +152,21 @@ pub(crate) fn results(replies: &[ToolReply]) -> Vec<Value> {
                     .map_or_else(|_| json!(reply.call_id), Value::Number),
                 _ => json!(reply.call_id),
             };
-            json!({
-                "jsonrpc": "2.0",
-                "id": id,
-                "result": {
-                    "content": [{"type": "text", "text": reply.rendered}],
-                    "isError": reply.is_error,
-                },
-            })
+            let mut result = json!({
+                "content": [{"type": "text", "text": reply.rendered}],
+                "isError": reply.is_error,
+            });
+            if let Some(data) = &reply.structured {
+                result["structuredContent"] = data.clone();
+            }
+            if reply
+                .protocol
+                .as_deref()
+                .is_some_and(|p| p >= RESULT_TYPE_SINCE)
+            {
+                result["resultType"] = json!("complete");
+            }
+            json!({"jsonrpc": "2.0", "id": id, "result": result})
         })
         .collect()
 }

@@ -65,6 +65,13 @@ pub(crate) fn chat_calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderE
     let choice = r.first(response, "", "choices")?;
     let message = r.field(choice, "choices[0]", "message")?;
     let at = "choices[0].message";
+    if r.optional(message, at, "function_call")?.is_some() {
+        return Err(ProviderError::Malformed {
+            provider: Provider::OpenAiChat.as_str(),
+            at: join(at, "function_call"),
+            expected: "absent: the deprecated function_call is not read (the request offers tools, whose calls come in tool_calls)",
+        });
+    }
     let mut calls = Vec::new();
     for (i, call) in r
         .optional_array(message, at, "tool_calls")?
@@ -87,6 +94,7 @@ pub(crate) fn chat_calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderE
             origin: IdOrigin::Given,
             name: r.string(function, &function_at, "name")?,
             arguments: RawArguments::Text(r.string(function, &function_at, "arguments")?),
+            protocol: None,
         });
     }
     Ok(calls)
@@ -100,14 +108,25 @@ pub(crate) fn responses_calls(response: &Value) -> Result<Vec<RawCall<'_>>, Prov
     let mut calls = Vec::new();
     for (i, item) in r.array(response, "", "output")?.iter().enumerate() {
         let at = index("output", i);
-        if r.string(item, &at, "type")? != "function_call" {
-            continue;
+        match r.string(item, &at, "type")? {
+            "function_call" => {}
+            // A call of a kind never offered (a custom or local tool) has
+            // no result this adapter could give: refused, not skipped.
+            "custom_tool_call" | "local_shell_call" | "apply_patch_call" => {
+                return Err(ProviderError::Malformed {
+                    provider: Provider::OpenAiResponses.as_str(),
+                    at: join(&at, "type"),
+                    expected: "\"function_call\" (the only kind of tool offered)",
+                });
+            }
+            _ => continue,
         }
         calls.push(RawCall {
             id: r.string(item, &at, "call_id")?.to_owned(),
             origin: IdOrigin::Given,
             name: r.string(item, &at, "name")?,
             arguments: RawArguments::Text(r.string(item, &at, "arguments")?),
+            protocol: None,
         });
     }
     Ok(calls)

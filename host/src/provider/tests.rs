@@ -149,7 +149,7 @@ fn offered(provider: Provider, tools: &Value) -> Vec<(String, Value)> {
                 }
                 Provider::OpenAiResponses => (&entry["name"], &entry["parameters"]),
                 Provider::Anthropic => (&entry["name"], &entry["input_schema"]),
-                Provider::Gemini => (&entry["name"], &entry["parameters"]),
+                Provider::Gemini => (&entry["name"], &entry["parametersJsonSchema"]),
                 Provider::Bedrock => (
                     &entry["toolSpec"]["name"],
                     &entry["toolSpec"]["inputSchema"]["json"],
@@ -196,18 +196,8 @@ fn every_offered_tool_appears_with_its_wire_name_and_schema() {
                 "{provider}"
             );
             assert!(provider.rule().check(wire), "{provider}: {wire}");
-            if provider == Provider::Gemini {
-                // The registry's schemas are in Gemini's subset but for
-                // write_file's `additionalProperties`.
-                let mut expected = tool.definition.input_schema.clone();
-                expected
-                    .as_object_mut()
-                    .unwrap()
-                    .remove("additionalProperties");
-                assert_eq!(schema, &expected, "{provider}");
-            } else {
-                assert_eq!(schema, &tool.definition.input_schema, "{provider}");
-            }
+            // Every provider, Gemini included, gets the schema unchanged.
+            assert_eq!(schema, &tool.definition.input_schema, "{provider}");
         }
         let wires: Vec<&str> = offered.iter().map(|(w, _)| w.as_str()).collect();
         let expected = match provider {
@@ -248,7 +238,7 @@ fn tool_entries_have_the_documented_shape() {
     );
     assert_eq!(
         tools(Provider::Gemini),
-        json!([{"functionDeclarations": [{"name": "fs__workspace.read_file", "description": description, "parameters": path_schema()}]}])
+        json!([{"functionDeclarations": [{"name": "fs__workspace.read_file", "description": description, "parametersJsonSchema": path_schema()}]}])
     );
     assert_eq!(
         tools(Provider::Mcp),
@@ -485,7 +475,15 @@ fn malformed_responses_are_one_line_errors() {
 
 #[test]
 fn gemini_rewrites_are_kept_per_tool_on_the_request() {
-    let request = Provider::Gemini.encode_registry(&registry());
+    // By default nothing is rewritten: the schema goes unchanged.
+    assert!(
+        Provider::Gemini
+            .encode_registry(&registry())
+            .rewrites
+            .is_empty()
+    );
+    let subset = GeminiSchema::Subset(SchemaLimits::DEFAULT);
+    let request = Provider::Gemini.encode_tools_with(registry().tools().map(|t| &**t), subset);
     // Only write_file has something Gemini lacks (additionalProperties).
     assert_eq!(request.rewrites.len(), 1, "{:?}", request.rewrites);
     assert_eq!(request.rewrites[0].tool, WRITE);

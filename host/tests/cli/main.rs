@@ -22,6 +22,7 @@ mod procs;
 mod programs;
 mod providers;
 mod replay;
+mod sdks;
 mod terminal;
 mod untrusted;
 #[path = "../../../tests/all/common/venv.rs"]

@@ -26,21 +26,35 @@ fn tools_show_wire_names_and_provider_definitions() {
     );
     assert!(read["definition"]["function"]["parameters"]["properties"]["path"].is_object());
 
-    // Gemini keeps the dots, and says what its schema subset changed.
-    let output = run_in(
-        dir.path(),
-        &["tools", "--provider", "gemini", "--json"],
-        None,
-    );
-    let tools: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let read = tools
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "fs/workspace.read_file")
-        .unwrap();
+    // Gemini keeps the dots, and gets the schema unchanged in
+    // parametersJsonSchema; with --gemini-subset, `parameters`, and what
+    // the subset changed.
+    let gemini = |extra: &[&str]| {
+        let mut args = vec!["tools", "--provider", "gemini", "--json"];
+        args.extend(extra);
+        let output = run_in(dir.path(), &args, None);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let tools: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "fs/workspace.read_file")
+            .unwrap()
+            .clone()
+    };
+    let read = gemini(&[]);
     assert_eq!(read["wire_name"], "fs__workspace.read_file");
     assert_eq!(read["definition"]["name"], "fs__workspace.read_file");
+    assert_eq!(read["schema_field"], "parametersJsonSchema");
+    assert_eq!(
+        read["definition"]["parametersJsonSchema"]["additionalProperties"], false,
+        "unchanged: {read}"
+    );
+    assert!(read.get("schema_rewrites").is_none(), "{read}");
+    assert!(read["definition"].get("parameters").is_none());
+    let read = gemini(&["--gemini-subset"]);
+    assert_eq!(read["schema_field"], "parameters");
     let rewrites = read["schema_rewrites"].as_array().unwrap();
     assert!(
         rewrites
@@ -53,6 +67,8 @@ fn tools_show_wire_names_and_provider_definitions() {
             .get("additionalProperties")
             .is_none()
     );
+    let output = run_in(dir.path(), &["tools", "--gemini-subset"], None);
+    assert_eq!(output.status.code(), Some(2), "the flag needs --provider");
 
     let output = run_in(dir.path(), &["tools", "--provider", "anthropic"], None);
     let text = stdout(&output);

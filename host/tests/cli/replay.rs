@@ -169,3 +169,126 @@ fn unknown_names_and_bad_arguments_become_error_results_and_bad_files_errors() {
         &["shape.json turn 1", "malformed anthropic response"],
     );
 }
+
+#[test]
+fn mcp_results_carry_the_checked_data_and_the_revisions_result_type() {
+    let dir = workspace();
+    let meta = serde_json::json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    let calls = serde_json::json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": "fs__workspace.read_file", "arguments": {"path": "README.md"}, "_meta": meta}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "fs__workspace.read_file", "arguments": {"path": "README.md"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "fs__workspace.write_file", "arguments": {"path": "x", "content": "y"}, "_meta": meta}},
+    ]);
+    std::fs::write(dir.path().join("calls.json"), calls.to_string()).unwrap();
+    let output = run_in(
+        dir.path(),
+        &["replay", "calls.json", "--provider", "mcp", "--json"],
+        None,
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let results = &report[0]["results"];
+    // A tool with an output schema: its checked JSON part, beside the block.
+    let first = &results[0]["result"];
+    assert!(
+        first["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("# replayed")
+    );
+    let data = &first["structuredContent"];
+    assert!(data.is_object(), "{first}");
+    assert_eq!(data["path"], "/workspace/README.md", "{data}");
+    assert_eq!(data["total_lines"], 1, "{data}");
+    assert_eq!(first["resultType"], "complete", "a 2026-07-28 request");
+    let second = &results[1]["result"];
+    assert_eq!(second["structuredContent"], *data);
+    assert!(
+        second.get("resultType").is_none(),
+        "an older request: {second}"
+    );
+    // An error has no structured content.
+    let third = &results[2]["result"];
+    assert_eq!(third["isError"], true);
+    assert!(third.get("structuredContent").is_none(), "{third}");
+    assert_eq!(third["resultType"], "complete");
+
+    // A revision that is not one is a malformed request, named.
+    let bad = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "fs__workspace.read_file", "arguments": {}, "_meta": {"io.modelcontextprotocol/protocolVersion": 7}}});
+    std::fs::write(dir.path().join("bad.json"), bad.to_string()).unwrap();
+    let output = run_in(
+        dir.path(),
+        &["replay", "bad.json", "--provider", "mcp"],
+        None,
+    );
+    assert_ne!(output.status.code(), Some(0));
+    assert!(
+        stderr(&output).contains("params._meta.io.modelcontextprotocol/protocolVersion"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_gemini_response_in_the_sdks_spelling_runs_and_an_unreadable_call_is_named() {
+    let dir = workspace();
+    // As google-genai's `to_json_dict()` writes a response: snake_case.
+    let sdk = serde_json::json!({"candidates": [{"content": {"role": "model", "parts": [
+        {"function_call": {"name": "fs__workspace.read_file", "args": {"path": "README.md"}, "id": "c1"}}
+    ]}, "finish_reason": "STOP"}]});
+    std::fs::write(dir.path().join("sdk.json"), sdk.to_string()).unwrap();
+    let output = run_in(
+        dir.path(),
+        &["replay", "sdk.json", "--provider", "gemini", "--json"],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report[0]["calls"].as_array().unwrap().len(), 1);
+    assert!(report[0]["results"].to_string().contains("# replayed"));
+
+    // A call under a key the adapter does not read is an error naming
+    // it, never a response without calls.
+    for (provider, response, field) in [
+        (
+            "gemini",
+            serde_json::json!({"candidates": [{"content": {"parts": [
+            {"functionCalls": [{"name": "fs__workspace.read_file"}]}]}}]}),
+            "candidates[0].content.parts[0].functionCalls",
+        ),
+        (
+            "openai-chat",
+            serde_json::json!({"choices": [{"message": {"role": "assistant",
+            "function_call": {"name": "fs__workspace__read_file", "arguments": "{}"}}}]}),
+            "choices[0].message.function_call",
+        ),
+        (
+            "openai-responses",
+            serde_json::json!({"output": [{"type": "custom_tool_call",
+            "call_id": "c", "name": "x", "input": "y"}]}),
+            "output[0].type",
+        ),
+        (
+            "bedrock",
+            serde_json::json!({"output": {"message": {"role": "assistant", "content": [
+            {"tool_use": {"toolUseId": "t", "name": "x", "input": {}}}]}}}),
+            "output.message.content[0].tool_use",
+        ),
+    ] {
+        std::fs::write(dir.path().join("r.json"), response.to_string()).unwrap();
+        let output = run_in(
+            dir.path(),
+            &["replay", "r.json", "--provider", provider],
+            None,
+        );
+        assert_ne!(output.status.code(), Some(0), "{provider}");
+        let said = stderr(&output);
+        assert!(
+            said.contains(field) && said.lines().count() == 1,
+            "{provider}: {said}"
+        );
+    }
+}

@@ -73,10 +73,15 @@ fn has_mcp(python: &Path) -> bool {
 
 /// Makes (or remakes) the venv and installs the requirements, hashes checked.
 fn install() {
-    let venv = venv();
+    install_into(&venv(), &servers_dir().join("requirements.txt"));
+}
+
+/// Makes (or remakes) the venv `venv` from Debian's interpreter and
+/// installs `requirements` into it, hashes checked.
+pub fn install_into(venv: &Path, requirements: &Path) {
     let status = Command::new(SYSTEM_PYTHON)
         .args(["-m", "venv", "--clear"])
-        .arg(&venv)
+        .arg(venv)
         .status()
         .unwrap_or_else(|e| panic!("{SYSTEM_PYTHON} -m venv: {e}"));
     assert!(
@@ -86,11 +91,12 @@ fn install() {
     );
     let status = Command::new(venv.join("bin/pip"))
         .args(["install", "--quiet", "--require-hashes", "-r"])
-        .arg(servers_dir().join("requirements.txt"))
+        .arg(requirements)
         .status()
         .expect("the venv's pip");
     assert!(
         status.success(),
-        "pip install -r tests/mcp/requirements.txt failed"
+        "pip install -r {} failed",
+        requirements.display()
     );
 }
