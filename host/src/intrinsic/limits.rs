@@ -45,8 +45,11 @@ pub const MAX_SKILL_FILE: u64 = 256 * 1024;
 pub const MAX_SKILL_FILE_CEILING: u64 = 1024 * 1024;
 /// The largest front matter of a `SKILL.md`, in bytes.
 pub const MAX_FRONT_MATTER: usize = 8 * 1024;
-/// The longest skill description, in bytes (the Agent Skills limit).
-pub const MAX_SKILL_DESCRIPTION: usize = 1024;
+/// The longest skill description, in bytes. The Agent Skills format asks
+/// for at most 1024 characters; published skills go past it (a 1,077
+/// character one in a widely copied collection), so the host takes four
+/// times that.
+pub const MAX_SKILL_DESCRIPTION: usize = 4096;
 /// The largest skill resource `load_skill_resource` returns as text, in
 /// bytes, unless `[skills] resource_kib` says otherwise.
 pub const MAX_RESOURCE: u64 = 256 * 1024;

@@ -287,10 +287,21 @@ impl Skills {
         })?;
         let (path, file) = match files::open(&skill, &path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                match files::percent_decoded(&path).and_then(|p| files::normalize(&p).ok()) {
-                    Some(decoded) => {
-                        let file = files::open(&skill, &decoded);
-                        (decoded, file)
+                // As a link writes it (`%20`), or as a file system that
+                // ignores case would find it (`REFERENCE.md` of
+                // `reference.md`).
+                let decoded = files::percent_decoded(&path).and_then(|p| files::normalize(&p).ok());
+                let found = decoded.iter().chain(std::iter::once(&path)).find_map(|p| {
+                    if skill.symlink_metadata(p).is_ok() {
+                        Some(p.clone())
+                    } else {
+                        files::case_insensitive(&skill, p)
+                    }
+                });
+                match found {
+                    Some(found) => {
+                        let file = files::open(&skill, &found);
+                        (found, file)
                     }
                     None => (path, Err(e)),
                 }
@@ -365,7 +376,9 @@ impl Skills {
             return Vec::new();
         };
         let exists = |path: &str| match files::normalize(path) {
-            Ok(path) => skill.metadata(&path).is_ok(),
+            Ok(path) => {
+                skill.metadata(&path).is_ok() || files::case_insensitive(&skill, &path).is_some()
+            }
             // A link to SKILL.md (or to its own section) is the skill.
             Err(BadPath::SkillFile) => true,
             Err(_) => false,

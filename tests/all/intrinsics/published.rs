@@ -152,6 +152,37 @@ async fn every_file_a_skill_links_is_listed_and_loads_by_its_path() {
         assert!(read.outcome.render().contains(says), "{path}");
     }
 
+    // Written on a file system that ignores case: `REFERENCE.md` of a
+    // file named `reference.md` is found, under its real name; a name two
+    // files match ignoring case is not guessed.
+    write(
+        &dir.path().join("mcp-builder/Guides/Setup.md"),
+        b"setup steps\n",
+    );
+    write(&dir.path().join("mcp-builder/twice/a.md"), b"lower\n");
+    write(&dir.path().join("mcp-builder/twice/A.md"), b"upper\n");
+    let read = call(
+        &host,
+        &mut w,
+        None,
+        "load_skill_resource",
+        json!({"name": "mcp-builder", "resource": "guides/SETUP.md"}),
+    )
+    .await;
+    assert!(read.outcome.render().contains("setup steps"));
+    assert_eq!(data(&read)["resource"], "Guides/Setup.md");
+    let ambiguous = call(
+        &host,
+        &mut w,
+        None,
+        "load_skill_resource",
+        json!({"name": "mcp-builder", "resource": "TWICE/a.MD"}),
+    )
+    .await;
+    assert_eq!(code(&ambiguous), "resource_not_found");
+    std::fs::remove_dir_all(dir.path().join("mcp-builder/Guides")).unwrap();
+    std::fs::remove_dir_all(dir.path().join("mcp-builder/twice")).unwrap();
+
     let listed = call(
         &host,
         &mut w,
@@ -294,6 +325,33 @@ async fn load_skill_names_the_links_that_lead_nowhere() {
         assert_eq!(data(&loaded)["missing_links"], missing, "{name}");
     }
     assert_eq!(w.skills().len(), 3);
+}
+
+#[tokio::test]
+async fn a_description_past_the_formats_1024_characters_loads_within_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "Reference for the API: model ids, parameters, streaming. ".repeat(19);
+    assert!(long.len() > 1024);
+    write(
+        &dir.path().join("api/SKILL.md"),
+        format!("---\nname: api\ndescription: |-\n  {long}\n---\nbody\n").as_bytes(),
+    );
+    let huge = "x".repeat(5000);
+    write(
+        &dir.path().join("huge/SKILL.md"),
+        format!("---\nname: huge\ndescription: {huge}\n---\nbody\n").as_bytes(),
+    );
+    let host = host(Some(dir.path()));
+    let mut w = Workflow::new();
+    let listed = data(&call(&host, &mut w, None, "list_skills", json!({})).await);
+    assert_eq!(listed["skills"][0]["name"], "api", "{listed}");
+    assert_eq!(listed["skipped"][0]["dir"], "huge");
+    assert!(
+        listed["skipped"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("4096 bytes")
+    );
 }
 
 #[tokio::test]

@@ -78,6 +78,44 @@ pub(super) fn percent_decoded(path: &str) -> Option<String> {
     String::from_utf8(out).ok().filter(|s| s != path)
 }
 
+/// How many entries of one directory the case-insensitive lookup reads.
+const MAX_CASE_SCAN: usize = 4096;
+
+/// `path` (normalized) under `dir` as a file system that ignores case
+/// would find it: each part that does not exist as written is matched
+/// against the directory's names ignoring ASCII case, and taken when
+/// exactly one name matches. `None` when a part matches none, or more
+/// than one. Skills written on such systems say `REFERENCE.md` of a file
+/// named `reference.md`.
+pub(super) fn case_insensitive(dir: &Dir, path: &str) -> Option<String> {
+    let mut found: Vec<String> = Vec::new();
+    for part in path.split('/') {
+        let so_far = found.join("/");
+        let here = if so_far.is_empty() {
+            dir.open_dir(".").ok()?
+        } else {
+            dir.open_dir(&so_far).ok()?
+        };
+        if here.symlink_metadata(part).is_ok() {
+            found.push(part.to_owned());
+            continue;
+        }
+        let mut matches = here
+            .entries()
+            .ok()?
+            .take(MAX_CASE_SCAN)
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|name| name.eq_ignore_ascii_case(part) && !name.starts_with('.'));
+        let name = matches.next()?;
+        if matches.next().is_some() {
+            return None;
+        }
+        found.push(name);
+    }
+    Some(found.join("/"))
+}
+
 /// The hint a listing gives of where a resource is: its first directory,
 /// or `root` for a file beside `SKILL.md`.
 pub(crate) fn kind_of(path: &str) -> &str {
