@@ -34,7 +34,7 @@ pub(super) fn print_tools(host: &Host, json: bool) -> anyhow::Result<()> {
         return emit(&tiny_harness_host::display::json_pretty(&tools)?);
     }
     if registry.is_empty() {
-        return emit(no_tools(host));
+        return emit(&no_tools(host));
     }
     let width = registry
         .tools()
@@ -122,7 +122,7 @@ pub(super) fn print_wire_tools(
         return emit(&tiny_harness_host::display::json_pretty(&list)?);
     }
     if rows.is_empty() {
-        return emit(no_tools(host));
+        return emit(&no_tools(host));
     }
     let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(4).max(4);
     let mut table = format!("{:width$}  WIRE NAME ({provider})", "NAME");
@@ -156,10 +156,24 @@ fn summary(description: &str) -> String {
 }
 
 /// What `tools` says when nothing is registered.
-fn no_tools(host: &Host) -> &'static str {
-    if host.known_drift().is_empty() {
-        "no tools: the config loads no plugin that supplies any"
+fn no_tools(host: &Host) -> String {
+    use tiny_harness_host::mcp::State;
+    let failed: Vec<String> = host
+        .mcp_sources()
+        .iter()
+        .filter(|(_, source)| matches!(source.status().state, State::Failed(_)))
+        .map(|(plugin, source)| format!("{plugin}/{}", one_line(source.server())))
+        .collect();
+    if !failed.is_empty() {
+        format!(
+            "no tools are registered: MCP server{} {} did not start (see the warnings above; `tiny-harness plugins` shows why)",
+            if failed.len() == 1 { "" } else { "s" },
+            failed.join(", ")
+        )
+    } else if host.known_drift().is_empty() {
+        "no tools: the config loads no plugin that supplies any".into()
     } else {
         "no tools are registered: the tools offered differ from the lock (see the warnings above)"
+            .into()
     }
 }

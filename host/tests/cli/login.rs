@@ -120,6 +120,12 @@ fn a_login_is_kept_beside_the_config_owner_only_and_attached_by_the_host() {
         "{}",
         stderr(&before)
     );
+    // The empty list says why, not that no plugin supplies tools.
+    assert!(
+        stdout(&before).contains("MCP server mcp/remote did not start"),
+        "{}",
+        stdout(&before)
+    );
 
     let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
     assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
