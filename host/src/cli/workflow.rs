@@ -49,6 +49,12 @@ pub(super) async fn call(
     if done.command.is_some() {
         save(state, &workflow)?;
     }
+    print(&done, json)
+}
+
+/// Prints an intrinsic's outcome (`--json`: with its command), and the
+/// exit code it means.
+fn print(done: &tiny_harness_host::IntrinsicOutcome, json: bool) -> anyhow::Result<ExitCode> {
     if json {
         let mut view = done.outcome.to_json();
         view["command"] = serde_json::to_value(&done.command)?;
@@ -87,18 +93,7 @@ pub(super) async fn call_unbound(
     let mut workflow = Workflow::new();
     host.begin_iteration();
     let done = host.call_intrinsic(call, &mut workflow, None).await;
-    if json {
-        emit(&tiny_harness_host::display::json_pretty(
-            &done.outcome.to_json(),
-        )?)?;
-    } else {
-        emit(&block(done.outcome.render()))?;
-    }
-    Ok(if done.outcome.is_error() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    print(&done, json)
 }
 
 /// Writes `workflow` to `path` as pretty JSON, atomically.

@@ -79,6 +79,32 @@ fn published(root: &Path) {
     );
 }
 
+/// `load_skill_resource` of `path` in skill `name`.
+async fn resource(
+    host: &tiny_harness_host::Host,
+    w: &mut Workflow,
+    name: &str,
+    path: &str,
+) -> tiny_harness_host::IntrinsicOutcome {
+    call(
+        host,
+        w,
+        None,
+        "load_skill_resource",
+        json!({"name": name, "resource": path}),
+    )
+    .await
+}
+
+/// `list_skill_resources` of skill `name`.
+async fn listing(
+    host: &tiny_harness_host::Host,
+    w: &mut Workflow,
+    name: &str,
+) -> tiny_harness_host::IntrinsicOutcome {
+    call(host, w, None, "list_skill_resources", json!({"name": name})).await
+}
+
 fn resources(listed: &Value) -> Vec<(String, String, bool, String)> {
     listed["resources"]
         .as_array()
@@ -101,14 +127,7 @@ async fn every_file_a_skill_links_is_listed_and_loads_by_its_path() {
     published(dir.path());
     let host = host(Some(dir.path()));
     let mut w = Workflow::new();
-    let listed = call(
-        &host,
-        &mut w,
-        None,
-        "list_skill_resources",
-        json!({"name": "pdf"}),
-    )
-    .await;
+    let listed = listing(&host, &mut w, "pdf").await;
     assert_eq!(
         resources(&data(&listed)),
         [
@@ -141,14 +160,7 @@ async fn every_file_a_skill_links_is_listed_and_loads_by_its_path() {
         ("./FORMS.md#filling", "field by field"),
         ("scripts/extract.py", "print('extract')"),
     ] {
-        let read = call(
-            &host,
-            &mut w,
-            None,
-            "load_skill_resource",
-            json!({"name": "pdf", "resource": path}),
-        )
-        .await;
+        let read = resource(&host, &mut w, "pdf", path).await;
         assert!(read.outcome.render().contains(says), "{path}");
     }
 
@@ -161,36 +173,15 @@ async fn every_file_a_skill_links_is_listed_and_loads_by_its_path() {
     );
     write(&dir.path().join("mcp-builder/twice/a.md"), b"lower\n");
     write(&dir.path().join("mcp-builder/twice/A.md"), b"upper\n");
-    let read = call(
-        &host,
-        &mut w,
-        None,
-        "load_skill_resource",
-        json!({"name": "mcp-builder", "resource": "guides/SETUP.md"}),
-    )
-    .await;
+    let read = resource(&host, &mut w, "mcp-builder", "guides/SETUP.md").await;
     assert!(read.outcome.render().contains("setup steps"));
     assert_eq!(data(&read)["resource"], "Guides/Setup.md");
-    let ambiguous = call(
-        &host,
-        &mut w,
-        None,
-        "load_skill_resource",
-        json!({"name": "mcp-builder", "resource": "TWICE/a.MD"}),
-    )
-    .await;
+    let ambiguous = resource(&host, &mut w, "mcp-builder", "TWICE/a.MD").await;
     assert_eq!(code(&ambiguous), "resource_not_found");
     std::fs::remove_dir_all(dir.path().join("mcp-builder/Guides")).unwrap();
     std::fs::remove_dir_all(dir.path().join("mcp-builder/twice")).unwrap();
 
-    let listed = call(
-        &host,
-        &mut w,
-        None,
-        "list_skill_resources",
-        json!({"name": "mcp-builder"}),
-    )
-    .await;
+    let listed = listing(&host, &mut w, "mcp-builder").await;
     let paths: Vec<String> = resources(&data(&listed)).into_iter().map(|r| r.0).collect();
     assert_eq!(
         paths,
@@ -204,12 +195,11 @@ async fn every_file_a_skill_links_is_listed_and_loads_by_its_path() {
             "themes/dark/colors.json",
         ]
     );
-    let read = call(
+    let read = resource(
         &host,
         &mut w,
-        None,
-        "load_skill_resource",
-        json!({"name": "mcp-builder", "resource": "./reference/mcp_best_practices.md"}),
+        "mcp-builder",
+        "./reference/mcp_best_practices.md",
     )
     .await;
     assert_eq!(data(&read)["resource"], "reference/mcp_best_practices.md");
@@ -222,14 +212,7 @@ async fn a_binary_file_is_described_never_shown() {
     published(dir.path());
     let host = host(Some(dir.path()));
     let mut w = Workflow::new();
-    let listed = call(
-        &host,
-        &mut w,
-        None,
-        "list_skill_resources",
-        json!({"name": "canvas-design"}),
-    )
-    .await;
+    let listed = listing(&host, &mut w, "canvas-design").await;
     assert_eq!(
         resources(&data(&listed)),
         [
@@ -258,14 +241,7 @@ async fn a_binary_file_is_described_never_shown() {
         // As the link writes it: a space escaped.
         ("assets/logo%20dark.png", "image/png", PNG.len()),
     ] {
-        let read = call(
-            &host,
-            &mut w,
-            None,
-            "load_skill_resource",
-            json!({"name": "canvas-design", "resource": path}),
-        )
-        .await;
+        let read = resource(&host, &mut w, "canvas-design", path).await;
         assert!(!read.outcome.is_error(), "{path}: {:?}", read.outcome);
         let got = data(&read);
         assert_eq!(got["text"], false, "{path}");
@@ -284,14 +260,7 @@ async fn a_binary_file_is_described_never_shown() {
         ("SKILL.md", "load_skill reads them"),
         ("./", "names no file"),
     ] {
-        let refused = call(
-            &host,
-            &mut w,
-            None,
-            "load_skill_resource",
-            json!({"name": "canvas-design", "resource": path}),
-        )
-        .await;
+        let refused = resource(&host, &mut w, "canvas-design", path).await;
         let text = refused.outcome.render();
         assert!(refused.outcome.is_error(), "{path}");
         assert!(
@@ -299,14 +268,7 @@ async fn a_binary_file_is_described_never_shown() {
             "{path}: {text}"
         );
     }
-    let hidden = call(
-        &host,
-        &mut w,
-        None,
-        "load_skill_resource",
-        json!({"name": "pdf", "resource": ".DS_Store"}),
-    )
-    .await;
+    let hidden = resource(&host, &mut w, "pdf", ".DS_Store").await;
     assert_eq!(code(&hidden), "resource_unreadable");
 }
 
@@ -387,24 +349,10 @@ async fn a_real_sized_skill_loads_and_the_caps_are_settable() {
     );
     write(&dir.path().join("fine/a.md"), "a\n".repeat(600).as_bytes());
     write(&dir.path().join("fine/b.md"), b"b\n");
-    let listed = call(
-        &small,
-        &mut w,
-        None,
-        "list_skill_resources",
-        json!({"name": "fine"}),
-    )
-    .await;
+    let listed = listing(&small, &mut w, "fine").await;
     assert_eq!(data(&listed)["resources"].as_array().unwrap().len(), 1);
     assert_eq!(data(&listed)["truncated"], true);
-    let over = call(
-        &small,
-        &mut w,
-        None,
-        "load_skill_resource",
-        json!({"name": "fine", "resource": "a.md"}),
-    )
-    .await;
+    let over = resource(&small, &mut w, "fine", "a.md").await;
     let text = over.outcome.render();
     assert!(
         text.contains("1200 bytes of text") && text.contains("resource_kib"),
