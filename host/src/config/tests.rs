@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::grant::NetGrant;
-use crate::plugin::{DirMode, Grants};
+use std::time::Duration;
+
+use crate::plugin::{DirMode, Grants, Limits};
 
 fn parse(text: &str) -> Result<Config, ConfigError> {
     Config::parse(Path::new("/tmp/tiny-harness.toml"), text)

@@ -371,8 +371,10 @@ impl Skills {
 
     /// The relative links of skill `name`'s `body` that name no file or
     /// directory of the skill, as written (at most [`links::MAX_LINKS`]).
+    /// `body` is the one [`Skills::load`] just read: the skill is not read
+    /// and checked again.
     pub fn missing_links(&self, name: &str, body: &str) -> Vec<String> {
-        let Ok(skill) = self.skill_dir(name) else {
+        let Some(skill) = self.root().ok().and_then(|root| root.open_dir(name).ok()) else {
             return Vec::new();
         };
         let exists = |path: &str| match files::normalize(path) {

@@ -91,17 +91,23 @@ fn run_with_cache(dir: &Path, args: &[&str], stdin: Option<&str>, cache: &Path) 
 /// Waits for `child` and its output, killing it and failing the test if
 /// it has not exited within [`LIVENESS`].
 fn wait_live(child: Child) -> Output {
+    wait_live_for(child, LIVENESS, "tiny-harness")
+}
+
+/// Waits for `child` (`what`, in the failure) and its output, killing it
+/// and failing the test if it has not exited within `limit`.
+fn wait_live_for(child: Child, limit: Duration, what: &str) -> Output {
     let pid = child.id();
     let (send, receive) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = send.send(child.wait_with_output());
     });
-    match receive.recv_timeout(LIVENESS) {
+    match receive.recv_timeout(limit) {
         Ok(output) => output.unwrap(),
         Err(_) => {
             let pid = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap()).unwrap();
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-            panic!("tiny-harness did not exit within {LIVENESS:?}: it hangs");
+            panic!("{what} did not exit within {limit:?}: it hangs");
         }
     }
 }

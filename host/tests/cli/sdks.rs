@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
-use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -107,19 +106,7 @@ fn validate(args: &[&str]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the venv's python runs");
-    let pid = child.id();
-    let (send, receive) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = send.send(child.wait_with_output());
-    });
-    match receive.recv_timeout(VALIDATOR_LIVENESS) {
-        Ok(output) => output.unwrap(),
-        Err(_) => {
-            let pid = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap()).unwrap();
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-            panic!("validate.py {args:?} did not exit within {VALIDATOR_LIVENESS:?}");
-        }
-    }
+    super::wait_live_for(child, VALIDATOR_LIVENESS, &format!("validate.py {args:?}"))
 }
 
 /// A directory whose config loads the fs, shell, net and hello plugins,
