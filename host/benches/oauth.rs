@@ -1,15 +1,18 @@
 //! One call through an HTTP MCP server that asks for OAuth, in a host's
-//! persistent session, two ways side by side in every iteration:
+//! persistent session, three ways side by side in every iteration:
 //!
 //! - `static_header`: the token written into the config as a header
 //!   (`Authorization = "Bearer ${TOKEN}"`), as before logins existed;
+//! - `control`: a second host configured the same way, so that the run
+//!   shows what one way measures against itself (the noise);
 //! - `logged_in`: the host attaching the token of `mcp login` itself
 //!   (rmcp's `AuthClient`: the token looked up and its expiry checked at
 //!   every request).
 //!
-//! Both reach the same server (`tests/mcp/servers/oauth_http.py`), in an
-//! order that alternates, so the difference is the host's bookkeeping. Prints the medians of both and of
-//! their ratio. Each row asserts the call succeeded.
+//! All reach the same server (`tests/mcp/servers/oauth_http.py`), in an
+//! order that rotates, so the difference is the host's bookkeeping.
+//! Prints the medians of each and of their ratios to `static_header`.
+//! Each call asserts it succeeded.
 //!
 //! Run: `cargo bench -p tiny-harness-host --bench oauth`.
 
@@ -145,30 +148,41 @@ fn bench(c: &mut Criterion) {
         let _ = child.wait();
         return;
     }
+    // A second host with the static header is the control: the ratio of
+    // the two static hosts is what the same way measures against itself
+    // in this run, the noise the logged-in ratio is read against.
+    let control_dir = tempfile::tempdir().expect("dir");
+    let control = config(
+        control_dir.path(),
+        &url,
+        "headers = { Authorization = \"Bearer ${BENCH_TOKEN}\" }\n",
+    );
+    let control = runtime.block_on(async {
+        let control = host(&control).await;
+        whoami(&control).await;
+        control
+    });
+    let ways = [&with_header, &control, &logged_in];
     let mut group = c.benchmark_group("oauth_call");
     let samples = std::cell::RefCell::new(Vec::new());
     group.bench_function("paired", |b| {
         b.iter_custom(|iters| {
             runtime.block_on(async {
-                let (mut plain, mut oauth) = (Duration::ZERO, Duration::ZERO);
-                // The order alternates, so that neither way is always the
-                // second call the server sees.
+                let mut spent = [Duration::ZERO; 3];
+                // The order rotates, so that no way is always the first or
+                // the last call the server sees.
                 for i in 0..iters {
-                    for way in [i % 2, 1 - i % 2] {
+                    for k in 0..3 {
+                        let way = (i as usize + k) % 3;
                         let start = Instant::now();
-                        if way == 0 {
-                            whoami(&with_header).await;
-                            plain += start.elapsed();
-                        } else {
-                            whoami(&logged_in).await;
-                            oauth += start.elapsed();
-                        }
+                        whoami(ways[way]).await;
+                        spent[way] += start.elapsed();
                     }
                 }
                 samples
                     .borrow_mut()
-                    .push((plain / iters as u32, oauth / iters as u32));
-                oauth
+                    .push(spent.map(|d| (d / iters as u32).as_secs_f64()));
+                spent[2]
             })
         });
     });
@@ -190,22 +204,20 @@ fn bench(c: &mut Criterion) {
         v.sort_by(f64::total_cmp);
         v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
     };
-    let plain = median(samples.iter().map(|s| s.0.as_secs_f64()).collect());
-    let oauth = median(samples.iter().map(|s| s.1.as_secs_f64()).collect());
-    let ratio = median(
-        samples
-            .iter()
-            .map(|s| s.1.as_secs_f64() / s.0.as_secs_f64())
-            .collect(),
-    );
+    let of = |way: usize| median(samples.iter().map(|s| s[way]).collect());
+    let ratio = |way: usize| median(samples.iter().map(|s| s[way] / s[0]).collect());
     println!(
-        "oauth_call: static_header {:.1} us, logged_in {:.1} us, ratio logged_in/static_header {ratio:.3} (medians over {} paired samples)",
-        plain * 1e6,
-        oauth * 1e6,
+        "oauth_call: static_header {:.1} us, control (a second static_header host) {:.1} us, logged_in {:.1} us; ratios to static_header: control {:.3}, logged_in {:.3} (medians over {} samples)",
+        of(0) * 1e6,
+        of(1) * 1e6,
+        of(2) * 1e6,
+        ratio(1),
+        ratio(2),
         samples.len()
     );
     runtime.block_on(async {
         with_header.shutdown().await;
+        control.shutdown().await;
         logged_in.shutdown().await;
     });
     let _ = child.kill();
