@@ -1,5 +1,5 @@
 //! One call through an HTTP MCP server that asks for OAuth, in a host's
-//! persistent session, three ways side by side in every iteration:
+//! persistent session, four ways side by side in every iteration:
 //!
 //! - `static_header`: the token written into the config as a header
 //!   (`Authorization = "Bearer ${TOKEN}"`), as before logins existed;
@@ -7,7 +7,8 @@
 //!   shows what one way measures against itself (the noise);
 //! - `logged_in`: the host attaching the token of `mcp login` itself
 //!   (rmcp's `AuthClient`: the token looked up and its expiry checked at
-//!   every request).
+//!   every request);
+//! - `logged_in_again`: a second logged-in host, the same login.
 //!
 //! All reach the same server (`tests/mcp/servers/oauth_http.py`), in an
 //! order that rotates, so the difference is the host's bookkeeping.
@@ -157,23 +158,26 @@ fn bench(c: &mut Criterion) {
         &url,
         "headers = { Authorization = \"Bearer ${BENCH_TOKEN}\" }\n",
     );
-    let control = runtime.block_on(async {
-        let control = host(&control).await;
+    // And a second logged-in host (the same config, so the same login):
+    // what the logged-in way measures against itself.
+    let (control, logged_in_again) = runtime.block_on(async {
+        let (control, again) = (host(&control).await, host(&login).await);
         whoami(&control).await;
-        control
+        whoami(&again).await;
+        (control, again)
     });
-    let ways = [&with_header, &control, &logged_in];
+    let ways = [&with_header, &control, &logged_in, &logged_in_again];
     let mut group = c.benchmark_group("oauth_call");
     let samples = std::cell::RefCell::new(Vec::new());
     group.bench_function("paired", |b| {
         b.iter_custom(|iters| {
             runtime.block_on(async {
-                let mut spent = [Duration::ZERO; 3];
+                let mut spent = [Duration::ZERO; 4];
                 // The order rotates, so that no way is always the first or
                 // the last call the server sees.
                 for i in 0..iters {
-                    for k in 0..3 {
-                        let way = (i as usize + k) % 3;
+                    for k in 0..ways.len() {
+                        let way = (i as usize + k) % ways.len();
                         let start = Instant::now();
                         whoami(ways[way]).await;
                         spent[way] += start.elapsed();
@@ -207,18 +211,21 @@ fn bench(c: &mut Criterion) {
     let of = |way: usize| median(samples.iter().map(|s| s[way]).collect());
     let ratio = |way: usize| median(samples.iter().map(|s| s[way] / s[0]).collect());
     println!(
-        "oauth_call: static_header {:.1} us, control (a second static_header host) {:.1} us, logged_in {:.1} us; ratios to static_header: control {:.3}, logged_in {:.3} (medians over {} samples)",
+        "oauth_call: static_header {:.1} us, control (a second static_header host) {:.1} us, logged_in {:.1} us, logged_in_again (a second logged-in host) {:.1} us; ratios to static_header: control {:.3}, logged_in {:.3}, logged_in_again {:.3} (medians over {} samples)",
         of(0) * 1e6,
         of(1) * 1e6,
         of(2) * 1e6,
+        of(3) * 1e6,
         ratio(1),
         ratio(2),
+        ratio(3),
         samples.len()
     );
     runtime.block_on(async {
         with_header.shutdown().await;
         control.shutdown().await;
         logged_in.shutdown().await;
+        logged_in_again.shutdown().await;
     });
     let _ = child.kill();
     let _ = child.wait();
