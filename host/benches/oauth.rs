@@ -12,7 +12,8 @@
 //!
 //! All reach the same server (`tests/mcp/servers/oauth_http.py`), in an
 //! order that rotates, so the difference is the host's bookkeeping.
-//! Prints the medians of each and of their ratios to `static_header`.
+//! Prints the medians of each, of their ratios to `static_header`, and of
+//! the logged-in pair's time over the static pair's.
 //! Each call asserts it succeeded.
 //!
 //! Run: `cargo bench -p tiny-harness-host --bench oauth`.
@@ -77,17 +78,19 @@ async fn whoami(host: &Host) {
     assert!(rendered.contains("scopes: read"), "{rendered}");
 }
 
+/// The config entry's line that puts the token in a header.
+const STATIC_HEADER: &str = "headers = { Authorization = \"Bearer ${BENCH_TOKEN}\" }\n";
+
+/// The ways, in the order of `ways` in [`bench`]: two static, two logged in.
+const WAYS: [&str; 4] = ["static_header", "control", "logged_in", "logged_in_again"];
+
 fn bench(c: &mut Criterion) {
     let token = "static-bench-token";
     // SAFETY: set before any thread of this process reads the environment.
     unsafe { std::env::set_var("BENCH_TOKEN", token) };
     let (mut child, url) = server(token);
     let statics = tempfile::tempdir().expect("dir");
-    let header = config(
-        statics.path(),
-        &url,
-        "headers = { Authorization = \"Bearer ${BENCH_TOKEN}\" }\n",
-    );
+    let header = config(statics.path(), &url, STATIC_HEADER);
     let logins = tempfile::tempdir().expect("dir");
     let login = config(logins.path(), &url, "");
     let browser = format!(
@@ -153,11 +156,7 @@ fn bench(c: &mut Criterion) {
     // the two static hosts is what the same way measures against itself
     // in this run, the noise the logged-in ratio is read against.
     let control_dir = tempfile::tempdir().expect("dir");
-    let control = config(
-        control_dir.path(),
-        &url,
-        "headers = { Authorization = \"Bearer ${BENCH_TOKEN}\" }\n",
-    );
+    let control = config(control_dir.path(), &url, STATIC_HEADER);
     // And a second logged-in host (the same config, so the same login):
     // what the logged-in way measures against itself.
     let (control, logged_in_again) = runtime.block_on(async {
@@ -172,7 +171,7 @@ fn bench(c: &mut Criterion) {
     group.bench_function("paired", |b| {
         b.iter_custom(|iters| {
             runtime.block_on(async {
-                let mut spent = [Duration::ZERO; 4];
+                let mut spent = [Duration::ZERO; WAYS.len()];
                 // The order rotates, so that no way is always the first or
                 // the last call the server sees.
                 for i in 0..iters {
@@ -210,15 +209,24 @@ fn bench(c: &mut Criterion) {
     };
     let of = |way: usize| median(samples.iter().map(|s| s[way]).collect());
     let ratio = |way: usize| median(samples.iter().map(|s| s[way] / s[0]).collect());
+    let mut line = String::from("oauth_call:");
+    for (way, name) in WAYS.iter().enumerate() {
+        line.push_str(&format!(
+            " {name} {:.1} us (ratio {:.3});",
+            of(way) * 1e6,
+            ratio(way)
+        ));
+    }
+    // Each pair against the other: what logging in costs beyond what two
+    // hosts doing the same thing differ by.
+    let pairs = median(
+        samples
+            .iter()
+            .map(|s| (s[2] + s[3]) / (s[0] + s[1]))
+            .collect(),
+    );
     println!(
-        "oauth_call: static_header {:.1} us, control (a second static_header host) {:.1} us, logged_in {:.1} us, logged_in_again (a second logged-in host) {:.1} us; ratios to static_header: control {:.3}, logged_in {:.3}, logged_in_again {:.3} (medians over {} samples)",
-        of(0) * 1e6,
-        of(1) * 1e6,
-        of(2) * 1e6,
-        of(3) * 1e6,
-        ratio(1),
-        ratio(2),
-        ratio(3),
+        "{line} logged-in pair / static pair {pairs:.3} (medians over {} samples)",
         samples.len()
     );
     runtime.block_on(async {
