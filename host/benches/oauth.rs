@@ -6,8 +6,9 @@
 //! - `control`: a second host configured the same way, so that the run
 //!   shows what one way measures against itself (the noise);
 //! - `logged_in`: the host attaching the token of `mcp login` itself
-//!   (rmcp's `AuthClient`: the token looked up and its expiry checked at
-//!   every request);
+//!   (its session client, the same one the static ways use: the header
+//!   kept while the token holds, checked against a clock and the token
+//!   file's generation at every request);
 //! - `logged_in_again`: a second logged-in host, the same login.
 //!
 //! All reach the same server (`tests/mcp/servers/oauth_http.py`), in an
@@ -189,8 +190,9 @@ fn bench(c: &mut Criterion) {
             })
         });
     });
-    // What the host does for the token at every request: look it up in
-    // the token file (a stat, the cached contents, a copy).
+    // What the session client does when its header no longer holds (at
+    // most once a recheck of the token file): look the token up in the
+    // file (the cached contents, a stat when the recheck is due, a copy).
     let tokens = tiny_harness_host::mcp::oauth::Tokens::beside(&login);
     group.bench_function("token_lookup", |b| {
         b.iter(|| {

@@ -54,6 +54,8 @@ pub(super) struct Connection {
     /// Why the protocol generation agreed is not the newest, when it
     /// is not.
     pub agreed_because: Option<String>,
+    /// The login whose token an HTTP session's requests carry.
+    pub login: Option<Arc<super::oauth::Attached>>,
 }
 
 /// Why a session could not be opened. `reason` may go anywhere, the
@@ -250,6 +252,7 @@ async fn open(
                         generation: 0,
                         message_limit,
                         agreed_because: None,
+                        login: None,
                     })
                 }
                 Err(e) => {
@@ -294,14 +297,36 @@ async fn open(
                 (None, _) => None,
             };
             let logged_in = manager.is_some();
+            let attach = |manager: Option<_>| {
+                manager.zip(endpoint.login.clone()).map(|(manager, slot)| {
+                    let machine = machine.map(|settings| (**settings).clone());
+                    Arc::new(super::oauth::Attached::new(manager, slot, machine))
+                })
+            };
+            let mut login = attach(manager);
             let mut served = serve_http(
                 endpoint,
                 handler.clone(),
                 lifecycle.clone(),
-                manager,
+                login.clone(),
                 message_limit,
             )
             .await?;
+            // A token the server rejected that a refresh replaced: the
+            // handshake once more, with the new one.
+            if let Err(e) = &served
+                && e.auth_challenge().is_some()
+                && login.as_ref().is_some_and(|l| l.take_replaced())
+            {
+                served = serve_http(
+                    endpoint,
+                    handler.clone(),
+                    lifecycle.clone(),
+                    login.clone(),
+                    message_limit,
+                )
+                .await?;
+            }
             // A token the host obtained itself that the server refuses is
             // replaced once.
             if let (Err(e), Some(slot), Some(settings)) = (&served, &endpoint.login, machine)
@@ -311,8 +336,9 @@ async fn open(
                     .obtain(settings, true)
                     .await
                     .map_err(|e| e.to_string())?;
+                login = attach(Some(manager));
                 served =
-                    serve_http(endpoint, handler, lifecycle, Some(manager), message_limit).await?;
+                    serve_http(endpoint, handler, lifecycle, login.clone(), message_limit).await?;
             }
             let service = served.map_err(|e| {
                 if let Some(challenge) = e.auth_challenge() {
@@ -341,18 +367,19 @@ async fn open(
                 generation: 0,
                 message_limit,
                 agreed_because: None,
+                login,
             })
         }
     }
 }
 
 /// A session with the HTTP server at `endpoint`, its requests carrying
-/// the token of `manager` (refreshed by it) when there is one.
+/// the token of `login` (refreshed by it) when there is one.
 async fn serve_http(
     endpoint: &super::launch::Endpoint,
     handler: Handler,
     lifecycle: ClientLifecycleMode,
-    manager: Option<rmcp::transport::AuthorizationManager>,
+    login: Option<Arc<super::oauth::Attached>>,
     message_limit: usize,
 ) -> Result<Result<RunningService<RoleClient, Handler>, ClientInitializeError>, Refused> {
     let mut headers = HashMap::new();
@@ -374,17 +401,9 @@ async fn serve_http(
         .custom_headers(headers)
         .max_json_response_size(message_limit)
         .max_sse_event_size(message_limit);
-    Ok(match manager {
-        Some(manager) => {
-            let client = rmcp::transport::AuthClient::new(client, manager);
-            let transport = StreamableHttpClientTransport::with_client(client, config);
-            handler.serve_with_lifecycle(transport, lifecycle).await
-        }
-        None => {
-            let transport = StreamableHttpClientTransport::with_client(client, config);
-            handler.serve_with_lifecycle(transport, lifecycle).await
-        }
-    })
+    let client = super::oauth::SessionClient::new(client, login);
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    Ok(handler.serve_with_lifecycle(transport, lifecycle).await)
 }
 
 /// Why a request on `open` failed, for people: `why` (often only

@@ -17,6 +17,7 @@
 //!   never to link-local (cloud metadata) addresses; every response is
 //!   bounded and every request has a timeout.
 
+mod attach;
 pub mod browser;
 pub mod login;
 mod machine;
@@ -29,6 +30,7 @@ use rmcp::transport::auth::{
     AuthError, AuthorizationManager, CredentialStore, OAuthClientConfig, StoredCredentials,
 };
 
+pub(crate) use attach::{Attached, SessionClient};
 pub use login::{LoggedIn, Login, login};
 pub use settings::{IdentityProviderSettings, SIGNING_ALGORITHMS, Settings};
 pub use tokens::{Entry, Tokens};

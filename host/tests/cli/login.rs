@@ -8,6 +8,7 @@
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
 
 use super::{stderr, stdout, wait_live, workspace_root};
 
@@ -241,6 +242,34 @@ fn a_rejected_token_is_refreshed_and_a_rejected_refresh_says_to_log_in() {
     assert!(events(&log).contains(&"token refresh_token".to_owned()));
     assert_ne!(access_token(dir.path()), first, "the new token is saved");
 
+    // Rejected in the middle of a session, at the call: the call is made
+    // again on a new session with the new token (the server did not act
+    // on it, so this holds for a tool not marked idempotent too).
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events");
+    let server = Server::start(&[("REJECT_FIRST_CALL", "1"), ("PLAIN_TOOL", "1")], &log);
+    let config = config_for(dir.path(), &server.url);
+    let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
+    assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
+    let first = access_token(dir.path());
+    let call = run(&config, &["call", "mcp/remote.whoami", "{}"]);
+    assert_eq!(call.status.code(), Some(0), "{}", output_of(&call));
+    let second = access_token(dir.path());
+    assert_ne!(second, first, "the new token is saved");
+    let seen = events(&log);
+    let calls: Vec<&String> = seen
+        .iter()
+        .filter(|e| e.starts_with("mcp tools/call "))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            &format!("mcp tools/call {first}"),
+            &format!("mcp tools/call {second}")
+        ],
+        "{seen:?}"
+    );
+
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("events");
     let server = Server::start(&[("REJECT_FIRST", "1"), ("REFRESH_MODE", "reject")], &log);
@@ -405,4 +434,144 @@ fn an_http_server_that_answers_discover_with_an_empty_result_is_reached_with_ini
         .position(|e| e.starts_with("mcp server/discover"));
     let initialize = seen.iter().position(|e| e.starts_with("mcp initialize"));
     assert!(discover < initialize && initialize.is_some(), "{seen:?}");
+}
+
+#[test]
+fn a_token_past_its_refresh_point_is_refreshed_before_it_is_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events");
+    // Every token expires at once: the host must refresh before each use.
+    let server = Server::start(&[("EXPIRES_IN", "0")], &log);
+    let config = config_for(dir.path(), &server.url);
+    let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
+    assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
+    let first = access_token(dir.path());
+    let call = run(&config, &["call", "mcp/remote.whoami", "{}"]);
+    assert_eq!(call.status.code(), Some(0), "{}", output_of(&call));
+    let seen = events(&log);
+    assert!(seen.contains(&"token refresh_token".to_owned()), "{seen:?}");
+    // The expired token never reached the server: no 401 was needed.
+    assert!(
+        !seen
+            .iter()
+            .any(|e| e.starts_with("mcp ") && e.ends_with(&first)),
+        "{seen:?}"
+    );
+}
+
+/// One `whoami` call through `host`: its rendered outcome.
+async fn whoami(host: &tiny_harness_host::Host) -> String {
+    let call = tiny_harness_host::ToolCall {
+        id: "w".into(),
+        name: "mcp/remote.whoami".into(),
+        arguments: serde_json::json!({}),
+    };
+    host.invoke(&call).await.render().to_owned()
+}
+
+#[test]
+fn a_running_session_takes_up_another_login_and_a_logout_from_the_token_file() {
+    use tiny_harness_host::{HostBuilder, config::Config};
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events");
+    let server = Server::start(&[], &log);
+    let config = config_for(dir.path(), &server.url);
+    let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
+    assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
+    let first = access_token(dir.path());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let host = runtime.block_on(async {
+        let loaded = Config::load(&config).unwrap();
+        let mut builder = HostBuilder::new().unwrap();
+        builder.config_lock(&loaded, false).unwrap();
+        builder.load_config(&loaded).await.unwrap();
+        builder.build()
+    });
+    let calls_with = |token: &str| {
+        let line = format!("mcp tools/call {token}");
+        events(&log).iter().filter(|e| **e == line).count()
+    };
+    for _ in 0..2 {
+        let said = runtime.block_on(whoami(&host));
+        assert!(said.contains("scopes: read"), "{said}");
+    }
+    assert_eq!(calls_with(&first), 2);
+    assert!(!events(&log).contains(&"token refresh_token".to_owned()));
+
+    // Another program logs in again: the session's next requests, within
+    // the token file's recheck, carry the new token.
+    let again = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
+    assert_eq!(again.status.code(), Some(0), "{}", output_of(&again));
+    let second = access_token(dir.path());
+    assert_ne!(second, first);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while calls_with(&second) == 0 {
+        assert!(std::time::Instant::now() < deadline, "{:?}", events(&log));
+        let said = runtime.block_on(whoami(&host));
+        assert!(said.contains("scopes: read"), "{said}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // And logs out: the session stops sending it.
+    let logout = run(&config, &["mcp", "logout", "remote"]);
+    assert_eq!(logout.status.code(), Some(0), "{}", output_of(&logout));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let said = runtime.block_on(whoami(&host));
+        if said.contains("login_required") {
+            assert!(said.contains("tiny-harness mcp login remote"), "{said}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{said}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_machine_token_past_its_life_is_obtained_again_within_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events");
+    // Every token expires at once, and the grant gives no refresh token:
+    // only obtaining a new one, in the session, lets a request through.
+    let server = Server::start(
+        &[("MACHINE_SECRET", "bot-secret"), ("EXPIRES_IN", "0")],
+        &log,
+    );
+    let config = dir.path().join("agent.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[plugins.mcp]\npath = \"builtin:mcp\"\n\n[plugins.mcp.grants]\nnet = [\"http://127.0.0.1:*\"]\nenv = [\"BOT_SECRET\"]\n\n[plugins.mcp.config.mcpServers.remote]\nurl = \"{}\"\noauth = {{ grant = \"client_credentials\", client_id = \"bot\", client_secret = \"${{BOT_SECRET}}\" }}\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
+        .arg("--config")
+        .arg(&config)
+        .args(["call", "mcp/remote.whoami", "{}"])
+        .current_dir(dir.path())
+        .env("BOT_SECRET", "bot-secret")
+        .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let call = wait_live(child);
+    assert_eq!(call.status.code(), Some(0), "{}", output_of(&call));
+    assert!(stdout(&call).contains("scopes: read"), "{}", stdout(&call));
+    let seen = events(&log);
+    let obtained = seen
+        .iter()
+        .filter(|e| *e == "token client_credentials")
+        .count();
+    // One at the start, then one for each request of the session.
+    assert!(obtained >= 3, "{seen:?}");
+    assert!(
+        !seen
+            .iter()
+            .any(|e| e.starts_with("mcp ") && e.ends_with(' ')),
+        "no request went without a token: {seen:?}"
+    );
 }

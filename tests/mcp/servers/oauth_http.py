@@ -21,7 +21,15 @@ environment:
 - ``AUTHORIZE_MODE``: ``elsewhere`` (the redirect goes to another host).
 - ``REJECT_FIRST``: the first token issued is refused as expired the
   first time it is used (a refresh then gets another).
+- ``REJECT_FIRST_CALL``: the same, for the first ``tools/call`` (the
+  session's handshake went through with that token).
+- ``MACHINE_SECRET``: the token endpoint also grants ``client_credentials``
+  to a client that presents this secret (any client id), without a
+  refresh token.
+- ``PLAIN_TOOL``: ``whoami`` has no annotations (it is not read-only,
+  so not retried on a failure that may have let it act).
 - ``REFRESH_MODE``: ``reject`` (a refresh answers ``invalid_grant``).
+- ``EXPIRES_IN``: the ``expires_in`` of every token issued (else 3600).
 - ``CALL_SCOPE``: the scope ``tools/call`` needs; a token without it gets
   ``403 insufficient_scope``.
 - ``DISCOVER``: ``empty``: ``server/discover`` answers an empty result
@@ -34,6 +42,7 @@ environment:
   ``authorize <scope>``, ``token <grant>``, ``mcp <method> <token>``).
 """
 
+import base64
 import json
 import os
 import sys
@@ -102,9 +111,12 @@ class Handler(BaseHTTPRequestHandler):
                             "token_endpoint": f"{base}/token",
                             "registration_endpoint": f"{base}/register",
                             "response_types_supported": ["code"],
-                            "grant_types_supported": ["authorization_code", "refresh_token"],
+                            "grant_types_supported": ["authorization_code", "refresh_token"]
+                            + (["client_credentials"] if ENV("MACHINE_SECRET") else []),
                             "code_challenge_methods_supported": ["S256"],
-                            "token_endpoint_auth_methods_supported": ["none"],
+                            "token_endpoint_auth_methods_supported": ["none"]
+                            + (["client_secret_basic", "client_secret_post"]
+                               if ENV("MACHINE_SECRET") else []),
                             "scopes_supported": ["read", "write"]})
         elif url.path == "/as/authorize":
             scope = query.get("scope", "")
@@ -167,6 +179,20 @@ class Handler(BaseHTTPRequestHandler):
             if scopes is None:
                 self.send(400, {"error": "invalid_grant"})
                 return
+        elif grant == "client_credentials" and ENV("MACHINE_SECRET"):
+            secret = form.get("client_secret")
+            basic = self.headers.get("authorization", "")
+            if basic.startswith("Basic "):
+                secret = base64.b64decode(basic[6:]).decode().partition(":")[2]
+            if secret != ENV("MACHINE_SECRET"):
+                self.send(401, {"error": "invalid_client"})
+                return
+            access = fresh("tok")
+            TOKENS[access] = ["read"]
+            # No refresh token (RFC 6749, 4.4.3): a new token is obtained.
+            self.send(200, {"access_token": access, "token_type": "Bearer",
+                            "expires_in": int(ENV("EXPIRES_IN", "3600")), "scope": "read"})
+            return
         else:
             self.send(400, {"error": "unsupported_grant_type"})
             return
@@ -175,7 +201,8 @@ class Handler(BaseHTTPRequestHandler):
         access, refresh = fresh("tok"), fresh("refresh")
         TOKENS[access] = scopes
         REFRESH[refresh] = scopes
-        self.send(200, {"access_token": access, "token_type": "Bearer", "expires_in": 3600,
+        self.send(200, {"access_token": access, "token_type": "Bearer",
+                        "expires_in": int(ENV("EXPIRES_IN", "3600")),
                         "refresh_token": refresh, "scope": " ".join(scopes)})
 
     def mcp(self, message):
@@ -186,7 +213,8 @@ class Handler(BaseHTTPRequestHandler):
         if token not in TOKENS:
             self.challenge(401, scope="read")
             return
-        if ENV("REJECT_FIRST") and token.startswith("tok-") and not REJECTED:
+        first = ENV("REJECT_FIRST") or (ENV("REJECT_FIRST_CALL") and method == "tools/call")
+        if first and token.startswith("tok-") and not REJECTED:
             REJECTED.add(token)
             del TOKENS[token]
             self.challenge(401, error="invalid_token")
@@ -211,7 +239,8 @@ class Handler(BaseHTTPRequestHandler):
         elif method == "tools/list":
             result = {"tools": [{"name": "whoami", "description": "The token's scopes.",
                                  "inputSchema": {"type": "object"},
-                                 "annotations": {"readOnlyHint": True}}]}
+                                 "annotations": {} if ENV("PLAIN_TOOL") else
+                                 {"readOnlyHint": True}}]}
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": "scopes: " + " ".join(scopes)}]}
         else:

@@ -81,6 +81,11 @@ pub struct Tokens {
     /// every request) is taken from the cache without a `stat` of the
     /// file: the `stat` was most of a logged-in call's extra cost.
     recheck: std::time::Duration,
+    /// Bumped whenever what the cache holds may have changed (a write by
+    /// this host, or another version of the file read), so that what a
+    /// session keeps from it ([`Tokens::credentials_seen`]) is dropped
+    /// at once.
+    generation: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// How long [`Tokens::credentials`] trusts the cache without a `stat`: a
@@ -88,6 +93,15 @@ pub struct Tokens {
 /// refresh by another host) reaches a running host's requests at most
 /// this late. The host's own writes reach them at once.
 pub const RECHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// One server's credentials as [`Tokens::credentials_seen`] found them.
+pub(super) struct Seen {
+    pub credentials: Option<StoredCredentials>,
+    /// When the file was last seen to hold them.
+    pub at: std::time::Instant,
+    /// [`Tokens::generation`] when they were looked up.
+    pub generation: u64,
+}
 
 /// The contents as read from the file version `Stamp`, and when the file
 /// was last seen to be that version.
@@ -146,6 +160,7 @@ impl Tokens {
             path: config.with_file_name(format!("{stem}.tokens")),
             cache: std::sync::Arc::default(),
             recheck: RECHECK,
+            generation: std::sync::Arc::default(),
         }
     }
 
@@ -165,27 +180,62 @@ impl Tokens {
         key: &str,
         resource: &str,
     ) -> Result<Option<StoredCredentials>, OAuthError> {
+        self.credentials_seen(key, resource)
+            .map(|seen| seen.credentials)
+    }
+
+    /// [`Tokens::credentials`], with when the file was last seen to hold
+    /// them and the generation they belong to.
+    pub(super) fn credentials_seen(&self, key: &str, resource: &str) -> Result<Seen, OAuthError> {
+        // Before the contents: a change after this is a later generation.
+        let generation = self.generation();
         let recent = {
             let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
             cache
                 .as_ref()
                 .filter(|c| c.checked.elapsed() < self.recheck)
-                .map(|c| c.contents.clone())
+                .map(|c| (c.contents.clone(), c.checked))
         };
-        let contents = match recent {
-            Some(contents) => contents,
-            None => self.read()?,
+        let (contents, at) = match recent {
+            Some(recent) => recent,
+            None => (self.read()?, std::time::Instant::now()),
         };
-        Ok(contents
-            .servers
-            .get(key)
-            .filter(|e| e.resource == resource)
-            .map(|e| e.credentials.clone()))
+        Ok(Seen {
+            credentials: contents
+                .servers
+                .get(key)
+                .filter(|e| e.resource == resource)
+                .map(|e| e.credentials.clone()),
+            at,
+            generation,
+        })
+    }
+
+    /// Changes when what [`Tokens::credentials_seen`] answers may have.
+    pub(super) fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    fn bump(&self) {
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     }
 
     /// Changes the entry of `key` (`None`: none) and writes the file, the
     /// other entries untouched. Says whether there was an entry before.
     pub fn update(
+        &self,
+        key: &str,
+        change: impl FnOnce(Option<Entry>) -> Option<Entry>,
+    ) -> Result<bool, OAuthError> {
+        let changed = self.change(key, change);
+        // After the write (or its failure): nothing read before it is
+        // current any more.
+        self.bump();
+        changed
+    }
+
+    fn change(
         &self,
         key: &str,
         change: impl FnOnce(Option<Entry>) -> Option<Entry>,
@@ -246,6 +296,7 @@ impl Tokens {
             ))
         })?;
         let contents = std::sync::Arc::new(contents);
+        self.bump();
         *cache = Some(Cached {
             stamp,
             contents: contents.clone(),

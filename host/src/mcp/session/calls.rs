@@ -25,11 +25,27 @@ impl McpSource {
             .is_some_and(|a| a.retry_safe())
     }
 
+    /// Whether connection `generation`'s login replaced a token the
+    /// server rejected (once: asking clears it).
+    async fn token_replaced(&self, generation: u64) -> bool {
+        let connection = self.connection.lock().await;
+        connection
+            .as_ref()
+            .filter(|open| open.generation == generation)
+            .and_then(|open| open.login.as_ref())
+            .is_some_and(|login| login.take_replaced())
+    }
+
+    /// One call of `tool`, made once more on a new session (up to
+    /// `renewals` times) when the server rejected the token and the login
+    /// replaced it: a server that refuses a request's credentials has not
+    /// acted on it, so this holds for every tool.
     async fn attempt(
         &self,
         tool: &str,
         arguments: &Value,
         deadline: Instant,
+        renewals: u32,
     ) -> Result<ToolResult, CallError> {
         let (peer, generation) = self.peer().await?;
         self.check().await?;
@@ -80,6 +96,11 @@ impl McpSource {
                 // The transport ends after a 401 or 403: the next call opens
                 // a new session, with the login as it is then.
                 let challenge = other.auth_challenge().unwrap_or_default().to_owned();
+                if renewals > 0 && self.token_replaced(generation).await {
+                    self.discard(generation, "the server rejected its token, since refreshed")
+                        .await;
+                    return Box::pin(self.attempt(tool, arguments, deadline, renewals - 1)).await;
+                }
                 let refusal = self.refusal(&challenge);
                 self.discard(generation, &refusal.reason).await;
                 Err(if refusal.login_would_help {
@@ -181,7 +202,7 @@ impl ToolSource for McpSource {
             let retry = self.retry_safe(tool);
             let mut attempt = 1;
             loop {
-                let outcome = self.attempt(tool, arguments, deadline).await;
+                let outcome = self.attempt(tool, arguments, deadline, 1).await;
                 match outcome {
                     Err(error) if error.is_transient() => {
                         let pause = backoff(attempt);
