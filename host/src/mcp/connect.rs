@@ -312,33 +312,29 @@ async fn open(
                 message_limit,
             )
             .await?;
-            // A token the server rejected that a refresh replaced: the
-            // handshake once more, with the new one.
+            // A token the server rejected: the handshake once more, with
+            // the token a refresh replaced it by, or (for a token the host
+            // obtains itself) a new one.
             if let Err(e) = &served
                 && e.auth_challenge().is_some()
-                && login.as_ref().is_some_and(|l| l.take_replaced())
             {
-                served = serve_http(
-                    endpoint,
-                    handler.clone(),
-                    lifecycle.clone(),
-                    login.clone(),
-                    message_limit,
-                )
-                .await?;
-            }
-            // A token the host obtained itself that the server refuses is
-            // replaced once.
-            if let (Err(e), Some(slot), Some(settings)) = (&served, &endpoint.login, machine)
-                && e.auth_challenge().is_some()
-            {
-                let manager = slot
-                    .obtain(settings, true)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                login = attach(Some(manager));
-                served =
-                    serve_http(endpoint, handler, lifecycle, login.clone(), message_limit).await?;
+                let replaced = login.as_ref().is_some_and(|l| l.take_replaced());
+                let again = match (&endpoint.login, machine) {
+                    _ if replaced => true,
+                    (Some(slot), Some(settings)) => {
+                        let manager = slot
+                            .obtain(settings, true)
+                            .await
+                            .map_err(|e| e.to_string())?;
+                        login = attach(Some(manager));
+                        true
+                    }
+                    _ => false,
+                };
+                if again {
+                    served = serve_http(endpoint, handler, lifecycle, login.clone(), message_limit)
+                        .await?;
+                }
             }
             let service = served.map_err(|e| {
                 if let Some(challenge) = e.auth_challenge() {

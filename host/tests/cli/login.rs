@@ -61,6 +61,18 @@ fn config_for(dir: &Path, url: &str) -> PathBuf {
     path
 }
 
+/// A server started with `env`, a config for it in a new directory (with
+/// the server's event log), and a login to it.
+fn logged_in(env: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf, Server, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("events");
+    let server = Server::start(env, &log);
+    let config = config_for(dir.path(), &server.url);
+    let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
+    assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
+    (dir, log, server, config)
+}
+
 /// The binary with `--config config` and `args`, the test browser as
 /// `$BROWSER`.
 fn run(config: &Path, args: &[&str]) -> Output {
@@ -204,12 +216,7 @@ fn a_login_is_kept_beside_the_config_owner_only_and_attached_by_the_host() {
 
 #[test]
 fn a_step_up_fails_the_call_and_the_next_login_asks_for_the_wider_scope() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("events");
-    let server = Server::start(&[("CALL_SCOPE", "write")], &log);
-    let config = config_for(dir.path(), &server.url);
-    let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
-    assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
+    let (_dir, log, _server, config) = logged_in(&[("CALL_SCOPE", "write")]);
 
     let call = run(&config, &["call", "mcp/remote.whoami", "{}"]);
     assert_eq!(call.status.code(), Some(1));
@@ -230,12 +237,7 @@ fn a_step_up_fails_the_call_and_the_next_login_asks_for_the_wider_scope() {
 
 #[test]
 fn a_rejected_token_is_refreshed_and_a_rejected_refresh_says_to_log_in() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("events");
-    let server = Server::start(&[("REJECT_FIRST", "1")], &log);
-    let config = config_for(dir.path(), &server.url);
-    let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
-    assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
+    let (dir, log, _server, config) = logged_in(&[("REJECT_FIRST", "1")]);
     let first = access_token(dir.path());
     let call = run(&config, &["call", "mcp/remote.whoami", "{}"]);
     assert_eq!(call.status.code(), Some(0), "{}", output_of(&call));
@@ -245,12 +247,7 @@ fn a_rejected_token_is_refreshed_and_a_rejected_refresh_says_to_log_in() {
     // Rejected in the middle of a session, at the call: the call is made
     // again on a new session with the new token (the server did not act
     // on it, so this holds for a tool not marked idempotent too).
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("events");
-    let server = Server::start(&[("REJECT_FIRST_CALL", "1"), ("PLAIN_TOOL", "1")], &log);
-    let config = config_for(dir.path(), &server.url);
-    let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
-    assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
+    let (dir, log, _server, config) = logged_in(&[("REJECT_FIRST_CALL", "1"), ("PLAIN_TOOL", "1")]);
     let first = access_token(dir.path());
     let call = run(&config, &["call", "mcp/remote.whoami", "{}"]);
     assert_eq!(call.status.code(), Some(0), "{}", output_of(&call));
@@ -270,12 +267,8 @@ fn a_rejected_token_is_refreshed_and_a_rejected_refresh_says_to_log_in() {
         "{seen:?}"
     );
 
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("events");
-    let server = Server::start(&[("REJECT_FIRST", "1"), ("REFRESH_MODE", "reject")], &log);
-    let config = config_for(dir.path(), &server.url);
-    let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
-    assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
+    let (_dir, _log, _server, config) =
+        logged_in(&[("REJECT_FIRST", "1"), ("REFRESH_MODE", "reject")]);
     let call = run(&config, &["call", "mcp/remote.whoami", "{}"]);
     assert_eq!(call.status.code(), Some(1));
     let said = stdout(&call);
@@ -344,12 +337,7 @@ fn a_bad_authorization_server_is_one_line_and_nothing_is_written() {
 
 #[test]
 fn at_a_terminal_a_step_up_asks_once_logs_in_and_calls_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("events");
-    let server = Server::start(&[("CALL_SCOPE", "write")], &log);
-    let config = config_for(dir.path(), &server.url);
-    let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
-    assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
+    let (dir, log, server, config) = logged_in(&[("CALL_SCOPE", "write")]);
     let browser = format!(
         "/usr/bin/python3 {}",
         workspace_root()
@@ -380,12 +368,7 @@ fn at_a_terminal_a_step_up_asks_once_logs_in_and_calls_again() {
 
     // A server that still refuses after the login: asked once, then the
     // call fails with what to do (no loop).
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("events");
-    let server = Server::start(&[("CALL_SCOPE", "write"), ("GRANT_ONLY", "read")], &log);
-    let config = config_for(dir.path(), &server.url);
-    let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
-    assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
+    let (dir, log, _server, config) = logged_in(&[("CALL_SCOPE", "write"), ("GRANT_ONLY", "read")]);
     let config_arg = config.display().to_string();
     let seen = super::terminal::in_terminal_with(
         dir.path(),
@@ -472,12 +455,7 @@ async fn whoami(host: &tiny_harness_host::Host) -> String {
 #[test]
 fn a_running_session_takes_up_another_login_and_a_logout_from_the_token_file() {
     use tiny_harness_host::{HostBuilder, config::Config};
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("events");
-    let server = Server::start(&[], &log);
-    let config = config_for(dir.path(), &server.url);
-    let login = run(&config, &["mcp", "login", "remote", "--wait", "20"]);
-    assert_eq!(login.status.code(), Some(0), "{}", output_of(&login));
+    let (dir, log, _server, config) = logged_in(&[]);
     let first = access_token(dir.path());
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let host = runtime.block_on(async {
