@@ -383,7 +383,7 @@ impl HostBuilder {
         }
         let mut invoker = Invoker::new(Arc::new(LiveRegistry::new(self.registry)));
         if let Some(journal) = self.journal {
-            invoker = invoker.with_journal(journal);
+            invoker = invoker.with_recorder(journal);
         }
         Host {
             invoker,

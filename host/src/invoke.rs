@@ -23,7 +23,6 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::journal::Journal;
 use crate::registry::{LiveRegistry, Registry};
 use crate::render;
 use crate::schema::{CompiledSchema, Inadmissible, SchemaHash};
@@ -146,12 +145,28 @@ impl CallOutcome {
     }
 }
 
+/// What records every call an invoker runs, as it ends: the call, its
+/// outcome, the hash of the definition it ran under (once the tool was
+/// found) and the name the provider used. [`crate::journal::Journal`] is
+/// one; the invoker knows only this trait, so the layers stay one way.
+pub trait CallRecorder: Send + Sync + std::fmt::Debug {
+    /// Records one call. A recorder keeps its own failures: the call's
+    /// outcome is already decided.
+    fn record(
+        &self,
+        call: &ToolCall,
+        outcome: &CallOutcome,
+        definition: Option<&SchemaHash>,
+        wire_name: Option<&str>,
+    );
+}
+
 /// Validates and dispatches calls against a registry. Cheap to clone and
 /// safe to share between tasks: calls run concurrently.
 #[derive(Debug, Clone)]
 pub struct Invoker {
     registry: Arc<LiveRegistry>,
-    journal: Option<Arc<Journal>>,
+    recorder: Option<Arc<dyn CallRecorder>>,
 }
 
 impl Invoker {
@@ -159,19 +174,15 @@ impl Invoker {
     pub fn new(registry: Arc<LiveRegistry>) -> Self {
         Invoker {
             registry,
-            journal: None,
+            recorder: None,
         }
     }
 
-    /// The same invoker, appending a line to `journal` for every call.
-    pub fn with_journal(mut self, journal: Arc<Journal>) -> Self {
-        self.journal = Some(journal);
+    /// The same invoker, giving every call to `recorder` as it ends (a
+    /// [`crate::journal::Journal`] appends a line for it).
+    pub fn with_recorder(mut self, recorder: Arc<dyn CallRecorder>) -> Self {
+        self.recorder = Some(recorder);
         self
-    }
-
-    /// The journal calls are recorded in, if any.
-    pub fn journal(&self) -> Option<&Arc<Journal>> {
-        self.journal.as_ref()
     }
 
     /// The registry as it is now (a snapshot: it does not change under its
@@ -191,15 +202,15 @@ impl Invoker {
     }
 
     /// As [`Invoker::invoke`], for a call a provider made under
-    /// `wire_name` (recorded in the journal).
+    /// `wire_name` (given to the recorder).
     pub async fn invoke_as(&self, call: &ToolCall, wire_name: Option<&str>) -> CallOutcome {
         let mut definition = None;
         let mut checked = false;
         let result = self.run(call, &mut definition, &mut checked).await;
         let mut outcome = CallOutcome::new(call.id.clone(), call.name.clone(), result);
         outcome.output_checked = checked;
-        if let Some(journal) = &self.journal {
-            journal.record(call, &outcome, definition.as_ref(), wire_name);
+        if let Some(recorder) = &self.recorder {
+            recorder.record(call, &outcome, definition.as_ref(), wire_name);
         }
         outcome
     }

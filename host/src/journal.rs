@@ -27,7 +27,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
-use crate::invoke::{CallOutcome, ToolCall};
+use crate::invoke::{CallOutcome, CallRecorder, ToolCall};
 use crate::schema::SchemaHash;
 
 /// An open call journal.
@@ -135,6 +135,18 @@ impl Journal {
         if kept.is_none() {
             *kept = Some(error);
         }
+    }
+}
+
+impl CallRecorder for Journal {
+    fn record(
+        &self,
+        call: &ToolCall,
+        outcome: &CallOutcome,
+        definition: Option<&SchemaHash>,
+        wire_name: Option<&str>,
+    ) {
+        Journal::record(self, call, outcome, definition, wire_name);
     }
 }
 

@@ -79,7 +79,7 @@ pub use host::{Host, HostBuilder, HostError, IntrinsicOutcome, Turn, TurnError};
 pub use intrinsic::{
     IntrinsicError, IntrinsicSource, SkillLimits, Skills, Workflow, WorkflowCommand,
 };
-pub use invoke::{CallOutcome, Invoker, ToolCall};
+pub use invoke::{CallOutcome, CallRecorder, Invoker, ToolCall};
 pub use journal::Journal;
 pub use plugin::{
     CompileCache, CompileOrigin, DirGrant, DirMode, Grants, Limits, LoadError, Plugin,
