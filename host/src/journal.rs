@@ -82,10 +82,27 @@ impl Journal {
         &self.path
     }
 
+    /// The first write that failed, if any (and forgets it).
+    pub fn take_error(&self) -> Option<std::io::Error> {
+        self.error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    fn keep(&self, error: std::io::Error) {
+        let mut kept = self.error.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.is_none() {
+            *kept = Some(error);
+        }
+    }
+}
+
+impl CallRecorder for Journal {
     /// Appends the line for `call`, which ended in `outcome`. `definition`
     /// is the registered tool's definition hash, `wire_name` the name the
     /// provider used. A failure is kept, not returned (see the module docs).
-    pub fn record(
+    fn record(
         &self,
         call: &ToolCall,
         outcome: &CallOutcome,
@@ -120,33 +137,6 @@ impl Journal {
             drop(file);
             self.keep(e);
         }
-    }
-
-    /// The first write that failed, if any (and forgets it).
-    pub fn take_error(&self) -> Option<std::io::Error> {
-        self.error
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-    }
-
-    fn keep(&self, error: std::io::Error) {
-        let mut kept = self.error.lock().unwrap_or_else(PoisonError::into_inner);
-        if kept.is_none() {
-            *kept = Some(error);
-        }
-    }
-}
-
-impl CallRecorder for Journal {
-    fn record(
-        &self,
-        call: &ToolCall,
-        outcome: &CallOutcome,
-        definition: Option<&SchemaHash>,
-        wire_name: Option<&str>,
-    ) {
-        Journal::record(self, call, outcome, definition, wire_name);
     }
 }
 

@@ -91,6 +91,12 @@ impl Slot {
             .filter(|e| e.resource == self.resource))
     }
 
+    /// The credentials for this URL, with when the file was last seen to
+    /// hold them and its generation then.
+    fn seen(&self) -> Result<tokens::Seen, OAuthError> {
+        self.tokens.credentials_seen(&self.key, &self.resource)
+    }
+
     /// Changes the entry (for this URL), the rest of the file untouched.
     pub fn update(
         &self,

@@ -137,10 +137,7 @@ impl Attached {
             Ok(token) => self.remember(&token).map(Some),
             Err(AuthError::AuthorizationRequired) => match self.obtain(&mut manager).await? {
                 Some(token) => self.remember(&token).map(Some),
-                None => {
-                    self.set(None);
-                    Ok(None)
-                }
+                None => Ok(None),
             },
             Err(e) => Err(e),
         }
@@ -161,12 +158,12 @@ impl Attached {
             .await
             .map_err(|e| AuthError::TokenRefreshFailed(e.to_string()))?;
         // Used as obtained, however short its life.
-        let stored = self
+        let seen = self
             .slot
-            .tokens
-            .credentials(&self.slot.key, &self.slot.resource)
+            .seen()
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
-        Ok(stored
+        Ok(seen
+            .credentials
             .and_then(|c| c.token_response)
             .map(|r| r.access_token().secret().to_owned()))
     }
@@ -201,10 +198,7 @@ impl Attached {
         })?;
         header.set_sensitive(true);
         // Not kept when the file cannot say how long it holds.
-        if let Ok(seen) = self
-            .slot
-            .tokens
-            .credentials_seen(&self.slot.key, &self.slot.resource)
+        if let Ok(seen) = self.slot.seen()
             && let Some(response) = seen
                 .credentials
                 .as_ref()
