@@ -14,6 +14,7 @@
 //! left a thread blocked in a host call.
 
 mod args;
+mod install;
 mod mcp;
 mod pins;
 mod plugins;
@@ -149,8 +150,20 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             return mcp::add(&cli.config, &request, command);
         }
         Command::Mcp {
-            action: McpAction::Install { server, upgrade },
-        } => return mcp::install(&cli.config, server.as_deref(), *upgrade, cli.locked).await,
+            action:
+                McpAction::Install {
+                    server,
+                    upgrade,
+                    timeout,
+                },
+        } => {
+            let options = tiny_harness_host::mcp::install::Options::new(
+                *upgrade,
+                cli.locked,
+                std::time::Duration::from_secs(*timeout),
+            );
+            return install::install(&cli.config, server.as_deref(), options).await;
+        }
         Command::Workflow {
             action: WorkflowAction::Apply { file, from },
         } => return workflow::apply(file, from.as_deref()),
@@ -222,7 +235,17 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
     );
     if !quiet {
-        warn_failed_sources(&host);
+        // A call hears only of its own server; the rest of a config's
+        // troubles are for `tools`, `plugins` and that server's calls.
+        let only = match &cli.command {
+            Command::Call { name, .. } => Some(
+                host.registry()
+                    .server_of(name)
+                    .map(|(plugin, server)| (plugin.to_owned(), server.to_owned())),
+            ),
+            _ => None,
+        };
+        warn_failed_sources(&host, only.as_ref().map(Option::as_ref));
     }
     // `pins` shows the differences itself; `plugins` is a report.
     if matches!(
@@ -240,9 +263,15 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     code
 }
 
-/// One warning line per MCP server that could not be used.
-fn warn_failed_sources(host: &Host) {
+/// One warning line per MCP server that could not be used; with `only`,
+/// for that one server (`Some(None)`: for none).
+fn warn_failed_sources(host: &Host, only: Option<Option<&(String, String)>>) {
     for (plugin, source) in host.mcp_sources() {
+        if let Some(only) = only
+            && only != Some(&(plugin.clone(), source.server().to_owned()))
+        {
+            continue;
+        }
         if let tiny_harness_host::mcp::State::Failed(why) = source.status().state {
             eprintln!(
                 "tiny-harness: warning: plugin {}: mcp server {}: {}",

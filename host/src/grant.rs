@@ -25,7 +25,7 @@ mod set;
 pub(crate) mod start;
 
 pub use env::{EnvNames, is_loader};
-pub use exec::{ArgPatterns, ExecDenied, ExecGrant, find_program};
+pub use exec::{ArgPatterns, ExecDenied, ExecGrant, ResolveError, UnusableProgram, find_program};
 pub use net::{NetDenied, NetGrant, find_net};
 pub use set::{DirGrant, DirMode, Grants};
 pub use start::LaunchError;

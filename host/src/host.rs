@@ -174,9 +174,8 @@ impl HostBuilder {
         // their first call).
         let mut started = tokio::task::JoinSet::new();
         for (index, declaration) in declarations.into_iter().enumerate() {
-            let launch = Launch::resolve(&name, &declaration, &grants, limits.timeout)
-                .map_err(|e| e.to_string())
-                .and_then(|launch| self.through_store(&name, &declaration, &grants, launch))
+            let launch = self
+                .launch_of(&name, &declaration, &grants, limits.timeout)
                 .map(|launch| self.with_login(&name, launch));
             let from_lock = match (&launch, declaration.eager) {
                 (Ok(_), false) => self

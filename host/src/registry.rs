@@ -38,6 +38,7 @@ use crate::tool::ToolDefinition;
 mod derived;
 mod limits;
 mod live;
+mod lookup;
 mod name;
 
 pub(crate) use derived::Derived;
@@ -395,36 +396,6 @@ impl Registry {
     /// The tool of this exact full name.
     pub fn get(&self, name: &str) -> Option<&Arc<RegisteredTool>> {
         self.tools.get(name)
-    }
-
-    /// Why a call to `name`, which is not registered, answers otherwise
-    /// than `unknown_tool`, as its server's source says (see
-    /// [`ToolSource::missing`]). `name` is a model's text: one that is not
-    /// a well-formed `<plugin>/<server>.<tool>` is simply unknown.
-    pub fn missing(&self, name: &str) -> Option<crate::tool::CallError> {
-        if self.tools.contains_key(name) {
-            return None;
-        }
-        // Plugin and server names hold neither `/` nor `.`, so the first
-        // of each ends them.
-        let (plugin, rest) = name.split_once('/')?;
-        let (server, tool) = rest.split_once('.')?;
-        ToolName::new(plugin, server, tool).ok()?;
-        self.servers
-            .get(&(plugin.to_owned(), server.to_owned()))
-            .or_else(|| self.sources.get(plugin))
-            .and_then(|source| source.missing(server, tool))
-            .map(|missing| match missing {
-                crate::source::Missing::NotPinned => crate::tool::CallError::NotPinned {
-                    name: name.to_owned(),
-                },
-                crate::source::Missing::Unavailable(why) => {
-                    crate::tool::CallError::Unavailable(why)
-                }
-                crate::source::Missing::LoginRequired(why) => {
-                    crate::tool::CallError::LoginRequired(why)
-                }
-            })
     }
 
     /// Every tool, ordered by name.

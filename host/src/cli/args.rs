@@ -187,13 +187,20 @@ pub(super) enum McpAction {
     /// run or pipx run would fetch at every start: each package with its dependencies, once,
     /// into NAME.store beside NAME.toml, its exact version and integrity pinned in the lock.
     /// They then start from there, confined, offline. A server the lock records is installed
-    /// exactly as recorded; --upgrade is the one way to move it.
+    /// exactly as recorded; --upgrade is the one way to move it. Each server is printed as it
+    /// starts and ends; one that cannot be installed is skipped, with why, and the others go
+    /// on (exit code 1 if none could be installed, or under --locked if any was skipped).
     Install {
         /// One server (<server> or <plugin>/<server>); all of them when left out.
         server: Option<String>,
         /// Install the newest version of SERVER and record it in the lock.
         #[arg(long, requires = "server")]
         upgrade: bool,
+        /// The longest one server's install may take, in seconds, every step together
+        /// (npm's and pip's own request timeouts fit inside it); 1 to 3600.
+        #[arg(long, value_name = "SECS", default_value_t = 300,
+              value_parser = clap::value_parser!(u64).range(1..=3600))]
+        timeout: u64,
     },
     /// Start a stdio server of the config as the host starts it, confined, under strace,
     /// through an MCP handshake: every file access and connection it was denied, and the

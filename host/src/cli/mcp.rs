@@ -79,39 +79,6 @@ pub(super) fn add(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `tiny-harness mcp install [SERVER] [--upgrade]`.
-pub(super) async fn install(
-    config: &Path,
-    server: Option<&str>,
-    upgrade: bool,
-    locked: bool,
-) -> anyhow::Result<ExitCode> {
-    let config = tiny_harness_host::config::Config::load(config)?;
-    let reports = tiny_harness_host::mcp::install::install(&config, server, upgrade, locked)
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    if reports.is_empty() {
-        emit(&format!(
-            "nothing to install: no server of {} is started by npx, npm exec, bunx, uvx, uv tool \
-             run or pipx run",
-            config.path.display()
-        ))?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let store = tiny_harness_host::mcp::store::Store::beside(&config.path);
-    let mut lines: Vec<String> = reports
-        .iter()
-        .map(|r| format!("{}: {}", one_line(&r.server), one_line(&r.done)))
-        .collect();
-    lines.push(format!(
-        "store: {}; lock: {}",
-        store.root().display(),
-        tiny_harness_host::pin::lock_path(&config.path).display()
-    ));
-    emit(&lines.join("\n"))?;
-    Ok(ExitCode::SUCCESS)
-}
-
 /// `tiny-harness mcp doctor SERVER`.
 /// The MCP source `name` (`<server>` or `<plugin>/<server>`) of `host`,
 /// with its plugin; an error listing the servers there are.

@@ -11,8 +11,9 @@ use super::emit;
 
 /// What a plugin is granted, in one line: `dirs: GUEST=HOST (mode), ...;
 /// env: NAME, ...; exec: /ABSOLUTE/PROGRAM, ...; net: GRANT, ...`, or
-/// `nothing`. Programs are shown as resolved (the file that runs), net
-/// grants as written.
+/// `nothing`. Programs are shown as resolved (the file that runs), those
+/// not on this machine with why (`exec unusable here: ...`), net grants as
+/// written.
 fn describe_grants(grants: &Grants) -> String {
     let mut parts = Vec::new();
     if !grants.dirs.is_empty() {
@@ -60,6 +61,15 @@ fn describe_grants(grants: &Grants) -> String {
             })
             .collect();
         parts.push(format!("exec: {}", programs.join(", ")));
+    }
+    if !grants.unusable.is_empty() {
+        // Granted, but not on this machine: what needs them fails, and why.
+        let missing: Vec<String> = grants
+            .unusable
+            .iter()
+            .map(|u| format!("{} ({})", one_line(u.written()), one_line(u.reason())))
+            .collect();
+        parts.push(format!("exec unusable here: {}", missing.join(", ")));
     }
     if !grants.net.is_empty() {
         let net: Vec<&str> = grants.net.iter().map(|g| g.as_str()).collect();
@@ -137,6 +147,10 @@ pub(super) fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
                             "args": g.args().map(|a| a.written()),
                             "env": g.env().written(),
                             "sockets": g.sockets().iter().map(|s| s.display().to_string()).collect::<Vec<_>>(),
+                        })).collect::<Vec<_>>(),
+                        "exec_unusable": grants.unusable.iter().map(|u| serde_json::json!({
+                            "program": u.written(),
+                            "reason": u.reason(),
                         })).collect::<Vec<_>>(),
                         "net": grants.net.iter().map(|g| g.as_str()).collect::<Vec<_>>(),
                     },

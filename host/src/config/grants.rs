@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::grant::{ExecGrant, NetGrant};
+use crate::grant::{ExecGrant, NetGrant, ResolveError, UnusableProgram};
 use crate::plugin::{DirGrant, DirMode, Grants};
 
 use super::{Checker, ConfigError};
@@ -113,9 +113,52 @@ impl Checker<'_> {
         }
         let path = std::env::var_os("PATH");
         let mut exec: Vec<ExecGrant> = Vec::new();
+        let mut unusable: Vec<UnusableProgram> = Vec::new();
         for raw in raw.exec {
-            let program = ExecGrant::resolve(raw.program.get_ref(), base, path.as_deref())
-                .map_err(|e| self.at(&raw.program, format!("{key}.exec: {e}")))?;
+            let args = raw
+                .args
+                .as_ref()
+                .map(|args| {
+                    crate::grant::ArgPatterns::new(args.get_ref())
+                        .map_err(|e| self.at(args, format!("{key}.exec.args: {e}")))
+                })
+                .transpose()?;
+            let env_names = raw
+                .env
+                .as_ref()
+                .map(|names| {
+                    crate::grant::EnvNames::new(names.get_ref())
+                        .map_err(|e| self.at(names, format!("{key}.exec.env: {e}")))
+                })
+                .transpose()?;
+            let written = raw.program.get_ref();
+            let program = match ExecGrant::resolve(written, base, path.as_deref()) {
+                Ok(program) => program,
+                Err(ResolveError::Missing(why)) => {
+                    // Not on this machine: only what needs it fails.
+                    let reason = self
+                        .at(&raw.program, format!("{key}.exec: {why}"))
+                        .to_string();
+                    let mut missing = UnusableProgram::new(written, base, reason);
+                    if let Some(args) = args {
+                        missing = missing.with_args(args);
+                    }
+                    if let Some(names) = env_names {
+                        missing = missing.with_env(names);
+                    }
+                    if unusable.iter().any(|u| u.written() == written) {
+                        return Err(self.at(
+                            &raw.program,
+                            format!(
+                                "{key}.exec: program {written:?} is granted twice: grant it once"
+                            ),
+                        ));
+                    }
+                    unusable.push(missing);
+                    continue;
+                }
+                Err(e) => return Err(self.at(&raw.program, format!("{key}.exec: {e}"))),
+            };
             if let Some(twin) = exec.iter().find(|g| g.canonical() == program.canonical()) {
                 return Err(self.at(
                     &raw.program,
@@ -138,14 +181,10 @@ impl Checker<'_> {
                 read.push(real);
             }
             let mut program = program.with_read(read);
-            if let Some(args) = &raw.args {
-                let patterns = crate::grant::ArgPatterns::new(args.get_ref())
-                    .map_err(|e| self.at(args, format!("{key}.exec.args: {e}")))?;
+            if let Some(patterns) = args {
                 program = program.with_args(patterns);
             }
-            if let Some(names) = &raw.env {
-                let names = crate::grant::EnvNames::new(names.get_ref())
-                    .map_err(|e| self.at(names, format!("{key}.exec.env: {e}")))?;
+            if let Some(names) = env_names {
                 program = program.with_env(names);
             }
             let mut sockets = Vec::new();
@@ -192,6 +231,7 @@ impl Checker<'_> {
             dirs,
             env,
             exec,
+            unusable,
             net,
             confinement: Default::default(),
             program_limits: Default::default(),

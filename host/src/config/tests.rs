@@ -227,16 +227,37 @@ fn exec_errors_name_the_line_and_the_key() {
         .unwrap_err()
         .to_string()
     };
-    let err = grants("exec = [{ program = \"surely-no-such-program-here\" }]");
+    // A program that is not on this machine loads: its grant is unusable,
+    // with the line that says where and why.
+    let unusable = |exec: &str| {
+        let config = parse(&format!(
+            "[plugins.mcp]\npath = \"x.wasm\"\n[plugins.mcp.grants]\n{exec}\n"
+        ))
+        .expect("a missing program does not stop the config");
+        let grants = &config.plugins[0].grants;
+        assert!(grants.exec.is_empty());
+        grants
+            .unusable
+            .iter()
+            .map(|u| u.reason().to_owned())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(
-        err,
-        "/tmp/tiny-harness.toml:4:21: plugins.mcp.grants.exec: program \"surely-no-such-program-here\" was not found on PATH: install it, or give its path"
+        unusable("exec = [{ program = \"surely-no-such-program-here\" }]"),
+        [
+            "/tmp/tiny-harness.toml:4:21: plugins.mcp.grants.exec: program \"surely-no-such-program-here\" was not found on PATH: install it, or give its path"
+        ]
     );
-    let err = grants("exec = [{ program = \"no/such/file\" }]");
+    let reasons = unusable("exec = [{ program = \"no/such/file\", read = [\"/no/such/dir\"] }]");
     assert!(
-        err.starts_with("/tmp/tiny-harness.toml:4:21: plugins.mcp.grants.exec: program \"no/such/file\" (/tmp/no/such/file) does not exist"),
-        "{err}"
+        reasons[0].starts_with("/tmp/tiny-harness.toml:4:21: plugins.mcp.grants.exec: program \"no/such/file\" (/tmp/no/such/file) does not exist"),
+        "{reasons:?}"
     );
+    // What is wrong on any machine still stops it.
+    let err = grants("exec = [{ program = \"surely-no-such-program-here\", args = [\"(\"] }]");
+    assert!(err.contains("plugins.mcp.grants.exec.args"), "{err}");
+    let err = grants("exec = [{ program = \"\" }]");
+    assert!(err.contains("names no program"), "{err}");
     let err = grants("exec = [{ program = \"sh\", argv = [\"-c\"] }]");
     assert!(err.contains(":4:"), "{err}");
     assert!(err.contains("unknown field `argv`"), "{err}");

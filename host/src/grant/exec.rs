@@ -8,6 +8,8 @@
 //! symlink to it are one program. Only absolute directories on `PATH` are
 //! searched: a relative entry (or an empty one, which means the current
 //! directory) would make the answer depend on where the host was started.
+//! A program that is not on this machine is an [`UnusableProgram`]: never
+//! run, it answers whatever asks for it with why, while the rest works.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -82,7 +84,7 @@ impl ArgPatterns {
                         .map_err(|e| {
                             format!(
                                 "argument pattern {pattern:?} does not compile: {}",
-                                one_line(&e.to_string())
+                                why_not(source, &e)
                             )
                         })
                 };
@@ -120,17 +122,26 @@ impl ExecGrant {
     /// of that name wins, as a shell would run it. A path with `/` is taken
     /// relative to `base` (the config's directory) unless absolute. Either
     /// way the result must be an executable regular file. Errors are one
-    /// line saying what to fix.
-    pub fn resolve(written: &str, base: &Path, path: Option<&OsStr>) -> Result<ExecGrant, String> {
+    /// line saying what to fix; [`ResolveError::Invalid`] for a grant no
+    /// machine could satisfy (no name, a NUL byte), else
+    /// [`ResolveError::Missing`]: the program is not on this machine.
+    pub fn resolve(
+        written: &str,
+        base: &Path,
+        path: Option<&OsStr>,
+    ) -> Result<ExecGrant, ResolveError> {
         let quoted = format!("program {written:?}");
         if written.is_empty() {
-            return Err(format!(
+            return Err(ResolveError::Invalid(format!(
                 "{quoted} names no program: give a name on PATH (such as \"node\") or a path"
-            ));
+            )));
         }
         if written.contains('\0') {
-            return Err(format!("{quoted} holds a NUL byte: remove it"));
+            return Err(ResolveError::Invalid(format!(
+                "{quoted} holds a NUL byte: remove it"
+            )));
         }
+        let absent = ResolveError::Missing;
         let program = if is_bare(written) {
             search(written, path).map_err(|missing| match missing {
                 Missing::NoPath => format!(
@@ -143,21 +154,27 @@ impl ExecGrant {
                     "{quoted} was not found on PATH ({} {why}): install it, or give its path",
                     shown(&candidate)
                 ),
-            })?
+            })
+            .map_err(absent)?
         } else {
             let joined = base.join(written);
             let program = std::path::absolute(&joined).unwrap_or(joined);
-            check_program(&program).map_err(|why| {
-                format!(
-                    "{quoted} ({}) {why}: give the path of an executable file",
-                    shown(&program)
-                )
-            })?;
+            check_program(&program)
+                .map_err(|why| {
+                    format!(
+                        "{quoted} ({}) {why}: give the path of an executable file",
+                        shown(&program)
+                    )
+                })
+                .map_err(absent)?;
             program
         };
-        let canonical = program
-            .canonicalize()
-            .map_err(|e| format!("{quoted} ({}) cannot be resolved: {e}", shown(&program)))?;
+        let canonical = program.canonicalize().map_err(|e| {
+            absent(format!(
+                "{quoted} ({}) cannot be resolved: {e}",
+                shown(&program)
+            ))
+        })?;
         Ok(ExecGrant {
             written: written.to_owned(),
             program,
@@ -250,6 +267,115 @@ impl ExecGrant {
                 toml_string(&self.written),
             )),
         }
+    }
+}
+
+/// Why a program named in a config cannot be granted. Display is one
+/// line saying what to fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResolveError {
+    /// The grant is wrong whatever the machine (it names no program, or
+    /// holds a NUL byte): the config must change.
+    #[error("{0}")]
+    Invalid(String),
+    /// The program is not on this machine (not on `PATH`, no such file,
+    /// not executable): the grant is unusable here, and only what needs it
+    /// fails (see [`UnusableProgram`]).
+    #[error("{0}")]
+    Missing(String),
+}
+
+/// An exec grant whose program is not on this machine: kept, with why,
+/// so that whatever needs it (an MCP server it starts, an exec call)
+/// fails with that reason, while everything else the plugin has works.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnusableProgram {
+    written: String,
+    path: Option<PathBuf>,
+    reason: String,
+    args: Option<ArgPatterns>,
+    env: EnvNames,
+}
+
+impl UnusableProgram {
+    /// The grant of `written` (as in the config; `base` is the config's
+    /// directory), unusable for `reason`: one line, the config's place
+    /// included, saying what to do.
+    pub fn new(written: &str, base: &Path, reason: String) -> UnusableProgram {
+        let path = (!is_bare(written)).then(|| {
+            let joined = base.join(written);
+            std::path::absolute(&joined).unwrap_or(joined)
+        });
+        UnusableProgram {
+            written: written.to_owned(),
+            path,
+            reason,
+            args: None,
+            env: EnvNames::default(),
+        }
+    }
+
+    /// The same, with the argument patterns its grant gives.
+    pub fn with_args(mut self, patterns: ArgPatterns) -> UnusableProgram {
+        self.args = Some(patterns);
+        self
+    }
+
+    /// The same, with the variables its grant lets the plugin set.
+    pub fn with_env(mut self, names: EnvNames) -> UnusableProgram {
+        self.env = names;
+        self
+    }
+
+    /// The program as written in the config.
+    pub fn written(&self) -> &str {
+        &self.written
+    }
+
+    /// Why it is unusable: one line, from the config's place.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+
+    /// Whether `command`, as a plugin declared it, names this grant's
+    /// program: the same bare name, or the same absolute path.
+    pub fn names(&self, command: &str) -> bool {
+        match &self.path {
+            None => command == self.written,
+            Some(path) => Path::new(command) == path,
+        }
+    }
+
+    /// The grant standing for this one with `program` (an absolute path to
+    /// an executable file) as what runs, with this grant's argument
+    /// patterns and variables: for a server whose launcher (`uvx`) is not
+    /// on this machine but runs from its install, where the launcher would
+    /// not run anyway.
+    pub fn stand_in(&self, program: &Path) -> Result<ExecGrant, ResolveError> {
+        let display = program.display().to_string();
+        let mut grant = ExecGrant::resolve(&display, Path::new("/"), None)?;
+        grant.written = self.written.clone();
+        grant.args = self.args.clone();
+        grant.env = self.env.clone();
+        Ok(grant)
+    }
+}
+
+/// Why `source` does not compile, in one line: what is wrong and at which
+/// character of the pattern (regex's own message spans several lines, the
+/// pattern drawn with a caret under the place).
+fn why_not(source: &str, error: &regex::Error) -> String {
+    let at = |span: &regex_syntax::ast::Span, what: String| {
+        format!("{what} at character {}", span.start.column)
+    };
+    match error {
+        regex::Error::Syntax(_) => match regex_syntax::Parser::new().parse(source) {
+            Err(regex_syntax::Error::Parse(e)) => at(e.span(), e.kind().to_string()),
+            Err(regex_syntax::Error::Translate(e)) => at(e.span(), e.kind().to_string()),
+            _ => one_line(&error.to_string()).into_owned(),
+        },
+        _ => one_line(&error.to_string()).into_owned(),
     }
 }
 

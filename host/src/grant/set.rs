@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use super::{ExecGrant, NetGrant};
+use super::{ExecGrant, NetGrant, UnusableProgram};
 
 /// Whether a granted directory may be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -50,6 +50,11 @@ pub struct Grants {
     /// resolves to; the grant's path is what runs. The sandbox itself is
     /// unchanged: the plugin cannot start anything. Default: none.
     pub exec: Vec<ExecGrant>,
+    /// Exec grants whose program is not on this machine, each with why (a
+    /// line naming the config's place). Whatever needs one (an MCP server
+    /// it starts, an exec call of it) fails with that reason; the rest of
+    /// the plugin works. Default: none.
+    pub unusable: Vec<UnusableProgram>,
     /// Network destinations (`scheme://host:port`) the host may reach for
     /// the plugin. The URL of every HTTP MCP server the plugin declares is
     /// checked against them when the plugin is loaded, and so is every

@@ -73,6 +73,10 @@ pub(crate) fn prepare(
     let path = std::env::var_os("PATH");
     let granted =
         super::find_program(&grants.exec, command, path.as_deref()).map_err(|denied| {
+            // A grant of it that is unusable on this machine says why.
+            if let Some(missing) = grants.unusable.iter().find(|u| u.names(command)) {
+                return LaunchError::Unusable(missing.reason().to_owned());
+            }
             match &denied.resolved {
                 Some(resolved) => LaunchError::NotGranted {
                     plugin: plugin.to_owned(),
@@ -88,6 +92,21 @@ pub(crate) fn prepare(
                 None => LaunchError::Invalid(denied.to_string()),
             }
         })?;
+    prepare_granted(plugin, grants, granted, command, args, set, cwd)
+}
+
+/// [`prepare`] with the grant already chosen: `granted` is what runs (a
+/// stand-in for a launcher that is not on this machine, see
+/// [`super::UnusableProgram::stand_in`]).
+pub(crate) fn prepare_granted(
+    plugin: &str,
+    grants: &Grants,
+    granted: &ExecGrant,
+    command: &str,
+    args: &[String],
+    set: &[(String, String)],
+    cwd: Option<PathBuf>,
+) -> Result<Program, LaunchError> {
     granted.check_args(args).map_err(LaunchError::Invalid)?;
     let confined = grants.confinement != crate::confine::Mode::None;
     let env = environment(plugin, granted, grants, set, confined)?;
@@ -200,6 +219,11 @@ pub enum LaunchError {
     /// The declaration itself is unusable.
     #[error("{0}")]
     Invalid(String),
+    /// The program is granted, but the grant is unusable on this machine
+    /// (the program is not there): the grant's own line, with its place in
+    /// the config.
+    #[error("{0}")]
+    Unusable(String),
 }
 
 /// What the program may touch under confinement: its own file, what its

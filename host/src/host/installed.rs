@@ -16,26 +16,85 @@ use std::ffi::OsStr;
 
 use crate::grant::Grants;
 use crate::mcp::declaration::{Declaration, Transport};
-use crate::mcp::launch::{Launch, Target};
+use crate::mcp::launch::{Launch, LaunchError, Target};
 use crate::mcp::launcher;
+use crate::mcp::store::Installed;
 
 use super::HostBuilder;
 
+/// A server that runs from its install: the install, and the server's
+/// own arguments (those after the package).
+struct FromStore {
+    installed: Installed,
+    server_args: Vec<String>,
+}
+
 impl HostBuilder {
-    /// `launch` of `declaration` of plugin `plugin`, run from the store
-    /// when its launcher fetches its package at every start.
-    pub(super) fn through_store(
+    /// How the host starts (or reaches) server `declaration` of plugin
+    /// `plugin`: checked against `grants` (`timeout` is the plugin's call
+    /// timeout), and run from the store when its launcher fetches its
+    /// package at every start. Such a launcher need not be on this machine
+    /// when its plugin is confined: it would not run anyway (the server
+    /// runs from its install or not at all), so its unusable grant stands
+    /// for the install's interpreter.
+    pub(super) fn launch_of(
         &self,
         plugin: &str,
         declaration: &Declaration,
         grants: &Grants,
-        mut launch: Launch,
+        timeout: std::time::Duration,
     ) -> Result<Launch, String> {
+        let launch = match Launch::resolve(plugin, declaration, grants, timeout) {
+            Ok(launch) => launch,
+            Err(LaunchError::Unusable(why)) => {
+                let Transport::Stdio(stdio) = &declaration.transport else {
+                    return Err(why);
+                };
+                if grants.confinement == crate::confine::Mode::None
+                    || !launcher::may_fetch(&stdio.command)
+                {
+                    return Err(why);
+                }
+                let Some(found) = self.installed_for(plugin, declaration, grants)? else {
+                    return Err(why);
+                };
+                let path = std::env::var_os("PATH");
+                let (program, _) = found.installed.command(path.as_deref())?;
+                let stand_in = grants
+                    .unusable
+                    .iter()
+                    .find(|u| u.names(&stdio.command))
+                    .ok_or(why)?
+                    .stand_in(&program)
+                    .map_err(|e| e.to_string())?;
+                let launch =
+                    Launch::resolve_standing_in(plugin, declaration, grants, timeout, &stand_in)
+                        .map_err(|e| e.to_string())?;
+                return found.apply(launch);
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        match self.installed_for(plugin, declaration, grants)? {
+            Some(found) => found.apply(launch),
+            None => Ok(launch),
+        }
+    }
+
+    /// The install `declaration` runs from, when its launcher fetches its
+    /// package at every start; `None` when it runs as declared (another
+    /// launcher, or an unconfined plugin with nothing installed). An error
+    /// is one line saying what to run.
+    fn installed_for(
+        &self,
+        plugin: &str,
+        declaration: &Declaration,
+        grants: &Grants,
+    ) -> Result<Option<FromStore>, String> {
         let Transport::Stdio(stdio) = &declaration.transport else {
-            return Ok(launch);
+            return Ok(None);
         };
         if !launcher::may_fetch(&stdio.command) {
-            return Ok(launch);
+            return Ok(None);
         }
         let path = std::env::var_os("PATH");
         let plan = launcher::plan(
@@ -45,11 +104,12 @@ impl HostBuilder {
             std::path::Path::new("/"),
         );
         let Some((_, server_args)) = plan.fetch() else {
-            return Ok(launch);
+            return Ok(None);
         };
+        let server_args = server_args.to_vec();
         let server = &declaration.name;
         let Some(store) = &self.state.store else {
-            return unconfined_or(grants, launch, &plan, server);
+            return unconfined_or(grants, &plan, server);
         };
         let installed = store.installed(plugin, server)?;
         let locked = self.with_lock(|l| l.locked).unwrap_or(false);
@@ -88,20 +148,32 @@ impl HostBuilder {
                     recorded.describe()
                 ));
             }
-            (None, None) => return unconfined_or(grants, launch, &plan, server),
+            (None, None) => return unconfined_or(grants, &plan, server),
         };
         if locked {
             store.verify(&installed, server)?;
         }
+        Ok(Some(FromStore {
+            installed,
+            server_args,
+        }))
+    }
+}
+
+impl FromStore {
+    /// `launch` run from the install: its interpreter and entry, then the
+    /// server's own arguments, with the install readable.
+    fn apply(self, mut launch: Launch) -> Result<Launch, String> {
         let Target::Process(process) = &mut launch.target else {
             return Ok(launch);
         };
-        let (program, mut args) = installed.command(path.as_deref())?;
-        args.extend(server_args.iter().cloned());
+        let path = std::env::var_os("PATH");
+        let (program, mut args) = self.installed.command(path.as_deref())?;
+        args.extend(self.server_args);
         process.program = program;
         process.args = args;
         if let Some(policy) = &mut process.policy {
-            policy.read.extend(installed.read(path.as_deref()));
+            policy.read.extend(self.installed.read(path.as_deref()));
         }
         Ok(launch)
     }
@@ -111,12 +183,11 @@ impl HostBuilder {
 /// runs programs unconfined, else refused with what to run.
 fn unconfined_or(
     grants: &Grants,
-    launch: Launch,
     plan: &launcher::Plan,
     server: &str,
-) -> Result<Launch, String> {
+) -> Result<Option<FromStore>, String> {
     if grants.confinement == crate::confine::Mode::None {
-        return Ok(launch);
+        return Ok(None);
     }
     let what = plan
         .notes

@@ -15,10 +15,12 @@
 //! - The lock is written once, after every install, only if it changed.
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::launcher;
+pub use super::store::{DEFAULT_INSTALL_TIMEOUT, MAX_INSTALL_TIMEOUT};
 use super::store::{Fetch, Store};
 use crate::config::Config;
 use crate::pin::Code;
@@ -28,8 +30,63 @@ use crate::pin::Code;
 pub struct Report {
     /// `<plugin>/<server>`.
     pub server: String,
-    /// What it did, one line.
+    /// What it did, one line; or, when it was not installed, why.
     pub done: String,
+    /// Whether it was left as it was for the reason in `done` (its
+    /// install failed, or `--locked` refused it): the others go on.
+    pub skipped: bool,
+    /// How long it took.
+    pub took: Duration,
+}
+
+/// What `mcp install` is doing, as it goes: for a progress display.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Progress<'a> {
+    /// A server's install begins: `<plugin>/<server>`, and what it
+    /// installs from where (`npm @scope/pkg@1.0`, `PyPI mcp-server-time`).
+    Started {
+        /// `<plugin>/<server>`.
+        server: &'a str,
+        /// The package and its registry kind.
+        what: String,
+    },
+    /// A server's install ended (done or skipped).
+    Finished(&'a Report),
+}
+
+/// How `mcp install` runs.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Options {
+    /// `--upgrade`: move the one server named to the newest version.
+    pub upgrade: bool,
+    /// `--locked`: record nothing new.
+    pub locked: bool,
+    /// The longest one server's install may take, every step of it
+    /// together (default [`DEFAULT_INSTALL_TIMEOUT`]).
+    pub timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            upgrade: false,
+            locked: false,
+            timeout: DEFAULT_INSTALL_TIMEOUT,
+        }
+    }
+}
+
+impl Options {
+    /// The options with `upgrade`, `locked` and `timeout` as given.
+    pub fn new(upgrade: bool, locked: bool, timeout: Duration) -> Options {
+        Options {
+            upgrade,
+            locked,
+            timeout,
+        }
+    }
 }
 
 /// A server of the config whose launcher fetches its package.
@@ -41,13 +98,22 @@ struct Candidate {
 }
 
 /// Installs the servers of `config` that `filter` names (`<server>` or
-/// `<plugin>/<server>`; `None` for all of them).
+/// `<plugin>/<server>`; `None` for all of them), telling `progress` as
+/// each begins and ends. A server that cannot be installed is reported as
+/// skipped, with why, and the others are installed all the same; an error
+/// is only what stops every install (an unknown server, an unreadable
+/// lock).
 pub async fn install(
     config: &Config,
     filter: Option<&str>,
-    upgrade: bool,
-    locked: bool,
+    options: Options,
+    progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Vec<Report>, String> {
+    let Options {
+        upgrade,
+        locked,
+        timeout,
+    } = options;
     let candidates = candidates(config)?;
     let chosen: Vec<&Candidate> = match filter {
         None => candidates.iter().collect(),
@@ -79,59 +145,21 @@ pub async fn install(
         let recorded = lock
             .server(&candidate.plugin, &candidate.server)
             .and_then(|s| s.code.clone());
-        let fail = |why: String| format!("server {key}: {why}");
-        let done = match (&recorded, upgrade) {
-            (None, _) | (Some(_), true) if locked => {
-                return Err(fail(
-                    "its code is not in the lock, and --locked records nothing new: run tiny-harness mcp install without --locked".to_owned(),
-                ));
-            }
-            (Some(recorded), false) => {
-                if let Some(conflict) = candidate.fetch.conflict(recorded, &candidate.server) {
-                    return Err(fail(conflict));
-                }
-                if let Ok(Some(installed)) = store.installed(&candidate.plugin, &candidate.server)
-                    && installed.manifest.code == *recorded
-                    && store.verify(&installed, &candidate.server).is_ok()
-                {
-                    format!(
-                        "{}: installed already, as the lock records",
-                        recorded.describe()
-                    )
-                } else {
-                    let exact = exactly(&candidate.fetch, recorded);
-                    store
-                        .install(
-                            &candidate.plugin,
-                            &candidate.server,
-                            &exact,
-                            candidate.confined,
-                            Some(recorded),
-                        )
-                        .await
-                        .map_err(fail)?;
-                    format!("{}: installed, as the lock records", recorded.describe())
-                }
-            }
-            (_, _) => {
-                let installed = store
-                    .install(
-                        &candidate.plugin,
-                        &candidate.server,
-                        &candidate.fetch,
-                        candidate.confined,
-                        None,
-                    )
-                    .await
-                    .map_err(fail)?;
-                let code = installed.manifest.code;
-                let done = match &recorded {
-                    Some(old) if *old == code => {
-                        format!("{}: the newest, as the lock records", code.describe())
-                    }
-                    Some(old) => format!("upgraded: {}", old.differences(&code).join("; ")),
-                    None => format!("{}: installed, pinned in the lock", code.describe()),
-                };
+        progress(Progress::Started {
+            server: &key,
+            what: candidate.fetch.describe(),
+        });
+        let began = Instant::now();
+        let one = One {
+            candidate,
+            store: &store,
+            recorded: recorded.as_ref(),
+            upgrade,
+            locked,
+            timeout,
+        };
+        let (done, skipped) = match one.install().await {
+            Ok((done, Some(code))) => {
                 lock.plugins
                     .entry(candidate.plugin.clone())
                     .or_default()
@@ -139,10 +167,19 @@ pub async fn install(
                     .entry(candidate.server.clone())
                     .or_default()
                     .code = Some(code);
-                done
+                (done, false)
             }
+            Ok((done, None)) => (done, false),
+            Err(why) => (why, true),
         };
-        reports.push(Report { server: key, done });
+        let report = Report {
+            server: key,
+            done,
+            skipped,
+            took: began.elapsed(),
+        };
+        progress(Progress::Finished(&report));
+        reports.push(report);
     }
     // Code recorded for servers the config no longer has goes, with them.
     if filter.is_none() && !locked {
@@ -154,10 +191,14 @@ pub async fn install(
                 if pins.code.is_some() && !declared {
                     pins.code = None;
                     let _ = std::fs::remove_dir_all(store.dir(plugin, server));
-                    reports.push(Report {
+                    let report = Report {
                         server: format!("{plugin}/{server}"),
                         done: "no longer in the config: its installed code was removed from the lock and the store".to_owned(),
-                    });
+                        skipped: false,
+                        took: Duration::ZERO,
+                    };
+                    progress(Progress::Finished(&report));
+                    reports.push(report);
                 }
             }
         }
@@ -166,6 +207,78 @@ pub async fn install(
         lock.save(&lock_path).map_err(|e| e.to_string())?;
     }
     Ok(reports)
+}
+
+/// One server's install, as the lock has it.
+struct One<'a> {
+    candidate: &'a Candidate,
+    store: &'a Store,
+    recorded: Option<&'a Code>,
+    upgrade: bool,
+    locked: bool,
+    timeout: Duration,
+}
+
+impl One<'_> {
+    /// Installs it: what was done, and the code to record in the lock when
+    /// it changed; an error is why it was left as it was.
+    async fn install(&self) -> Result<(String, Option<Code>), String> {
+        let candidate = self.candidate;
+        let server = &candidate.server;
+        match (self.recorded, self.upgrade) {
+            (None, _) | (Some(_), true) if self.locked => Err(
+                "its code is not in the lock, and --locked records nothing new: run tiny-harness mcp install without --locked".to_owned(),
+            ),
+            (Some(recorded), false) => {
+                if let Some(conflict) = candidate.fetch.conflict(recorded, server) {
+                    return Err(conflict);
+                }
+                if let Ok(Some(installed)) = self.store.installed(&candidate.plugin, server)
+                    && installed.manifest.code == *recorded
+                    && self.store.verify(&installed, server).is_ok()
+                {
+                    return Ok((
+                        format!("{}: installed already, as the lock records", recorded.describe()),
+                        None,
+                    ));
+                }
+                let exact = exactly(&candidate.fetch, recorded);
+                self.store
+                    .install(
+                        &candidate.plugin,
+                        server,
+                        &exact,
+                        candidate.confined,
+                        Some(recorded),
+                        self.timeout,
+                    )
+                    .await?;
+                Ok((format!("{}: installed, as the lock records", recorded.describe()), None))
+            }
+            (_, _) => {
+                let installed = self
+                    .store
+                    .install(
+                        &candidate.plugin,
+                        server,
+                        &candidate.fetch,
+                        candidate.confined,
+                        None,
+                        self.timeout,
+                    )
+                    .await?;
+                let code = installed.manifest.code;
+                let done = match self.recorded {
+                    Some(old) if *old == code => {
+                        format!("{}: the newest, as the lock records", code.describe())
+                    }
+                    Some(old) => format!("upgraded: {}", old.differences(&code).join("; ")),
+                    None => format!("{}: installed, pinned in the lock", code.describe()),
+                };
+                Ok((done, Some(code)))
+            }
+        }
+    }
 }
 
 /// `fetch` pinned to the version `recorded` holds.

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 pub use crate::grant::LaunchError;
 pub use crate::grant::start::{BASELINE_ENV, MAX_PAIRS};
-use crate::grant::start::{expand, granted_dir, prepare};
+use crate::grant::start::{expand, granted_dir, prepare, prepare_granted};
 use crate::grant::{self, Grants, NetGrant};
 
 use super::declaration::{Declaration, Http, Stdio, Transport};
@@ -97,8 +97,32 @@ impl Launch {
         grants: &Grants,
         timeout: Duration,
     ) -> Result<Launch, LaunchError> {
+        Launch::resolve_with(plugin, declaration, grants, timeout, None)
+    }
+
+    /// [`Launch::resolve`] for a stdio server whose program is granted, but
+    /// not on this machine, and is run as `stand_in` instead (a fetching
+    /// launcher whose server runs from its install: see
+    /// [`crate::grant::UnusableProgram::stand_in`]).
+    pub fn resolve_standing_in(
+        plugin: &str,
+        declaration: &Declaration,
+        grants: &Grants,
+        timeout: Duration,
+        stand_in: &grant::ExecGrant,
+    ) -> Result<Launch, LaunchError> {
+        Launch::resolve_with(plugin, declaration, grants, timeout, Some(stand_in))
+    }
+
+    fn resolve_with(
+        plugin: &str,
+        declaration: &Declaration,
+        grants: &Grants,
+        timeout: Duration,
+        stand_in: Option<&grant::ExecGrant>,
+    ) -> Result<Launch, LaunchError> {
         let target = match &declaration.transport {
-            Transport::Stdio(stdio) => Target::Process(process(plugin, stdio, grants)?),
+            Transport::Stdio(stdio) => Target::Process(process(plugin, stdio, grants, stand_in)?),
             Transport::Http(http) => Target::Http(endpoint(plugin, http, grants)?),
         };
         if declaration.roots.len() > MAX_PAIRS {
@@ -156,13 +180,22 @@ impl Launch {
     }
 }
 
-fn process(plugin: &str, stdio: &Stdio, grants: &Grants) -> Result<Program, LaunchError> {
+fn process(
+    plugin: &str,
+    stdio: &Stdio,
+    grants: &Grants,
+    stand_in: Option<&grant::ExecGrant>,
+) -> Result<Program, LaunchError> {
     let cwd = stdio
         .cwd
         .as_deref()
         .map(|cwd| granted_dir(plugin, cwd, grants))
         .transpose()?;
-    prepare(plugin, grants, &stdio.command, &stdio.args, &stdio.env, cwd)
+    let (command, args, env) = (&stdio.command, &stdio.args, &stdio.env);
+    match stand_in {
+        Some(granted) => prepare_granted(plugin, grants, granted, command, args, env, cwd),
+        None => prepare(plugin, grants, command, args, env, cwd),
+    }
 }
 
 fn endpoint(plugin: &str, http: &Http, grants: &Grants) -> Result<Endpoint, LaunchError> {

@@ -23,6 +23,7 @@ mod pypi;
 mod tree;
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -57,6 +58,15 @@ pub enum Fetch {
 }
 
 impl Fetch {
+    /// What it installs, for people: `npm @scope/pkg@1.0`, `PyPI
+    /// mcp-server-time`.
+    pub fn describe(&self) -> String {
+        match self {
+            Fetch::Npm { package, .. } => format!("npm {}", crate::display::one_line(package)),
+            Fetch::PyPi { package, .. } => format!("PyPI {}", crate::display::one_line(package)),
+        }
+    }
+
     /// The exact version the spec asks for (`pkg@1.2.3`, `pkg==1.2.3`), if
     /// it asks for one.
     pub fn exact_version(&self) -> Option<&str> {
@@ -250,17 +260,22 @@ impl Store {
         fetch: &Fetch,
         confined: bool,
         expect: Option<&Code>,
+        limit: Duration,
     ) -> Result<Installed, String> {
         let parent = self.root.join(plugin);
         std::fs::create_dir_all(&parent)
             .map_err(|e| format!("cannot make the store {}: {e}", parent.display()))?;
         let staging = Staging::new(&parent, server)?;
+        let budget = Budget {
+            limit,
+            deadline: Instant::now() + limit,
+        };
         let code = match fetch {
             Fetch::Npm { package, command } => {
-                npm::install(staging.path(), package, command, confined).await?
+                npm::install(staging.path(), package, command, confined, &budget).await?
             }
             Fetch::PyPi { package, command } => {
-                pypi::install(staging.path(), package, command, confined).await?
+                pypi::install(staging.path(), package, command, confined, &budget).await?
             }
         };
         if let Some(expected) = expect
@@ -363,7 +378,9 @@ fn home() -> Option<PathBuf> {
 }
 
 /// One package manager run: `program` with `args` in `cwd`, with exactly
-/// `env`, confined to read `read`, write `write` and connect to `ports`.
+/// `env`, confined to read `read`, write `write` and connect to `ports`;
+/// `registry` is what it fetches from (for people, no secret in it), if
+/// it fetches.
 struct Step {
     program: PathBuf,
     args: Vec<String>,
@@ -372,11 +389,41 @@ struct Step {
     read: Vec<PathBuf>,
     write: Vec<PathBuf>,
     ports: Vec<u16>,
+    registry: Option<String>,
 }
 
-/// Runs `step` (confined when `confined`) for at most [`INSTALL_TIMEOUT`];
+/// The time one install may take, all its steps together: a registry that
+/// takes the connection and never answers (or answers a byte at a time)
+/// must not hold `mcp install` for ever.
+struct Budget {
+    limit: Duration,
+    deadline: Instant,
+}
+
+impl Budget {
+    /// What is left of it.
+    fn left(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// The timeout to give a package manager's own requests: at most
+    /// `cap`, and never past the budget, so that it gives up (and says
+    /// why) before it is stopped.
+    fn per_request(&self, cap: Duration) -> Duration {
+        cap.min(self.limit).max(Duration::from_secs(1))
+    }
+}
+
+/// The default of `mcp install --timeout`: time for the largest real
+/// servers (a cold npm cache, a few hundred packages) on a slow link.
+pub const DEFAULT_INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The most `mcp install --timeout` allows.
+pub const MAX_INSTALL_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// Runs `step` (confined when `confined`) within what is left of `budget`;
 /// on failure, its last words.
-async fn run(step: Step, confined: bool) -> Result<(), String> {
+async fn run(step: Step, confined: bool, budget: &Budget) -> Result<(), String> {
     let Step {
         program,
         args,
@@ -385,6 +432,7 @@ async fn run(step: Step, confined: bool) -> Result<(), String> {
         read,
         write,
         ports,
+        registry,
     } = step;
     use crate::confine::{Network, Policy, Rlimits, Stdio3};
     let policy = confined.then(|| Policy {
@@ -406,15 +454,26 @@ async fn run(step: Step, confined: bool) -> Result<(), String> {
         stdin: Vec::new(),
         close_stdin_after: None,
     };
-    let ran = crate::confine::run(what, policy, 1 << 20, INSTALL_TIMEOUT)
+    let timed_out = || {
+        let why = match &registry {
+            Some(registry) => format!(" (is the registry {registry} answering?)"),
+            None => String::new(),
+        };
+        format!(
+            "it did not finish within the install's limit of {} s{why}: check the registry, or \
+             allow more with tiny-harness mcp install --timeout SECS",
+            budget.limit.as_secs()
+        )
+    };
+    let left = budget.left();
+    if left.is_zero() {
+        return Err(timed_out());
+    }
+    let ran = crate::confine::run(what, policy, 1 << 20, left)
         .await
         .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
     if ran.timed_out {
-        return Err(format!(
-            "{} did not finish within {} s",
-            program.display(),
-            INSTALL_TIMEOUT.as_secs()
-        ));
+        return Err(timed_out());
     }
     if ran.exited == crate::confine::Exited::Code(0) {
         return Ok(());
@@ -450,8 +509,10 @@ fn last_words(said: &str) -> String {
     crate::display::one_line(&line.chars().take(400).collect::<String>()).into_owned()
 }
 
-/// The longest one package manager step may take.
-const INSTALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+/// A registry URL for people: no userinfo, query or fragment.
+fn shown_registry(url: &str) -> String {
+    crate::mcp::launch::redact_url(url.trim())
+}
 
 #[cfg(test)]
 mod tests;

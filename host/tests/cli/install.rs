@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use super::{npm, one_error_line, run_in, stderr, stdout};
+use super::{npm, one_error_line, run_in, stderr, stdout, wait_live_for};
 
 fn text(output: &Output) -> String {
     format!("{}{}", stdout(output), stderr(output))
@@ -212,7 +212,24 @@ fn bad_installs_are_one_line_errors_that_leave_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
     imported(dir.path(), "@tiny-harness-tests/no-such-package-exists");
     let missing = run_in(dir.path(), &["mcp", "install"], None);
-    one_error_line(&missing, &["server mcp/everything", "npm install", "404"]);
+    // Nothing could be installed: exit 1, the server named with why, on
+    // its own line and in the one-line error that ends the run.
+    assert_eq!(missing.status.code(), Some(1), "{}", text(&missing));
+    assert!(
+        stdout(&missing).lines().any(|l| l
+            .starts_with("mcp/everything: not installed: npm install")
+            && l.contains("404")),
+        "{}",
+        text(&missing)
+    );
+    let error = stderr(&missing);
+    assert_eq!(error.lines().count(), 1, "{error}");
+    assert!(
+        error.starts_with(
+            "tiny-harness: error: 1 of 1 server not installed: mcp/everything (npm install"
+        ) && error.contains("404"),
+        "{error}"
+    );
     let store = dir.path().join("tiny-harness.store/mcp");
     let left: Vec<_> = std::fs::read_dir(&store)
         .map(|d| d.collect())
@@ -234,7 +251,12 @@ fn bad_installs_are_one_line_errors_that_leave_nothing_behind() {
         .env("npm_config_registry", "http://127.0.0.1:9/")
         .output()
         .unwrap();
-    one_error_line(&unreachable, &["server mcp/everything", "npm install"]);
+    assert_eq!(unreachable.status.code(), Some(1), "{}", text(&unreachable));
+    assert!(
+        stderr(&unreachable).contains("not installed: mcp/everything (npm install"),
+        "{}",
+        text(&unreachable)
+    );
 
     // Installed code for a server the config no longer has goes.
     imported(
@@ -341,5 +363,204 @@ fn a_pypi_server_as_uvx_starts_it_is_installed_and_runs_confined() {
         stdout(&now).contains("\"timezone\":\"UTC\""),
         "{}",
         text(&now)
+    );
+}
+
+/// A config of two `npx -y` servers: server-everything, and a package
+/// the registry does not have.
+fn one_good_one_missing(dir: &Path) {
+    let claude = serde_json::json!({"mcpServers": {
+        "everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything@2026.8.31"]},
+        "broken": {"command": "npx", "args": ["-y", "@tiny-harness-tests/no-such-package-exists"]},
+    }});
+    std::fs::write(dir.join("claude.json"), claude.to_string()).unwrap();
+    let block = run_in(dir, &["mcp", "import", "claude.json"], None);
+    assert_eq!(block.status.code(), Some(0), "{}", text(&block));
+    std::fs::write(dir.join("tiny-harness.toml"), &block.stdout).unwrap();
+}
+
+#[test]
+fn a_server_that_cannot_be_installed_is_skipped_and_named_and_the_others_are_installed() {
+    let dir = tempfile::tempdir().unwrap();
+    one_good_one_missing(dir.path());
+    let install = run_in(dir.path(), &["mcp", "install"], None);
+    // One installed: exit 0, each server said as it starts and as it
+    // ends, with how long it took, and the skipped one named at the end.
+    assert_eq!(install.status.code(), Some(0), "{}", text(&install));
+    let out = stdout(&install);
+    let lines: Vec<&str> = out.lines().collect();
+    let at = |prefix: &str| {
+        lines
+            .iter()
+            .position(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no line {prefix:?} in {out}"))
+    };
+    assert!(
+        at("mcp/broken: installing npm @tiny-harness-tests/no-such-package-exists")
+            < at("mcp/broken: not installed: npm install")
+    );
+    assert!(
+        at("mcp/everything: installing npm @modelcontextprotocol/server-everything@2026.8.31")
+            < at("mcp/everything: npm @modelcontextprotocol/server-everything 2026.8.31")
+    );
+    let done = lines[at("mcp/everything: npm")];
+    assert!(
+        done.contains("installed, pinned in the lock (") && done.ends_with(" s)"),
+        "{done}"
+    );
+    assert!(
+        stderr(&install).starts_with(
+            "tiny-harness: warning: 1 of 2 servers not installed: mcp/broken (npm install"
+        ),
+        "{}",
+        text(&install)
+    );
+    assert!(!lock(dir.path())["plugins"]["mcp"]["servers"]["everything"]["code"].is_null());
+    let echo = call(
+        dir.path(),
+        &["mcp/everything.echo", r#"{"message":"skipped one"}"#],
+    );
+    assert_eq!(echo.status.code(), Some(0), "{}", text(&echo));
+
+    // Under --locked, a server it cannot install is a failure.
+    let locked = run_in(dir.path(), &["--locked", "mcp", "install"], None);
+    assert_eq!(locked.status.code(), Some(1), "{}", text(&locked));
+    assert!(
+        stdout(&locked).contains("mcp/everything: npm @modelcontextprotocol/server-everything 2026.8.31")
+            && stdout(&locked).contains("installed already, as the lock records")
+            && stderr(&locked).starts_with("tiny-harness: error: 1 of 2 servers not installed: mcp/broken (its code is not in the lock, and --locked records nothing new"),
+        "{}",
+        text(&locked)
+    );
+}
+
+#[test]
+fn a_pasted_uvx_server_installs_and_runs_on_a_machine_without_uv() {
+    let dir = tempfile::tempdir().unwrap();
+    // A PATH with python3 (pip installs the server) and no uv, whatever
+    // this machine has.
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::os::unix::fs::symlink("/usr/bin/python3", bin.join("python3")).unwrap();
+    let claude = serde_json::json!({"mcpServers": {"time": {
+        "command": "uvx", "args": ["mcp-server-time==2026.10.19", "--local-timezone", "UTC"],
+    }}});
+    std::fs::write(dir.path().join("claude.json"), claude.to_string()).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
+            .env("PATH", &bin)
+            .output()
+            .unwrap()
+    };
+    let block = run(&["mcp", "import", "claude.json"]);
+    assert_eq!(block.status.code(), Some(0), "{}", text(&block));
+    std::fs::write(dir.path().join("tiny-harness.toml"), &block.stdout).unwrap();
+
+    // Before: the config loads; the server says what to run.
+    let before = run(&["call", "mcp/time.get_current_time", r#"{"timezone":"UTC"}"#]);
+    assert_eq!(before.status.code(), Some(1), "{}", text(&before));
+    assert!(
+        stdout(&before).contains("run tiny-harness mcp install time"),
+        "{}",
+        text(&before)
+    );
+    let plugins = stdout(&run(&["plugins"]));
+    assert!(
+        plugins.contains("exec unusable here: uvx (tiny-harness.toml:")
+            && plugins.contains("program \"uvx\" was not found on PATH"),
+        "{plugins}"
+    );
+
+    let install = run(&["mcp", "install"]);
+    assert_eq!(install.status.code(), Some(0), "{}", text(&install));
+    assert!(
+        stdout(&install).contains("mcp/time: pypi mcp-server-time 2026.10.19 (sha256:"),
+        "{}",
+        text(&install)
+    );
+    // After: from its install, confined; uvx, which would not run
+    // confined anyway, is not needed.
+    let now = run(&["call", "mcp/time.get_current_time", r#"{"timezone":"UTC"}"#]);
+    assert_eq!(now.status.code(), Some(0), "{}", text(&now));
+    assert!(
+        stdout(&now).contains("\"timezone\":\"UTC\""),
+        "{}",
+        text(&now)
+    );
+}
+
+#[test]
+fn an_install_from_a_registry_that_never_answers_ends_at_its_limit_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    imported(
+        dir.path(),
+        "@modelcontextprotocol/server-everything@2026.8.31",
+    );
+    // Takes every connection and never says a word.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let registry = format!(
+        "http://127.0.0.1:{}/",
+        listener.local_addr().unwrap().port()
+    );
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let child = Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
+        .args(["mcp", "install", "--timeout", "3"])
+        .current_dir(dir.path())
+        .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
+        .env("npm_config_registry", &registry)
+        // A cache of its own: the package must come from the registry.
+        .env("npm_config_cache", dir.path().join("npm-cache"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ended = wait_live_for(child, std::time::Duration::from_secs(30), "mcp install");
+    assert_eq!(ended.status.code(), Some(1), "{}", text(&ended));
+    let error = stderr(&ended);
+    assert_eq!(error.lines().count(), 1, "{error}");
+    assert!(
+        error.contains("mcp/everything")
+            && error.contains(&format!("is the registry {registry} answering?"))
+            && error.contains("within the install's limit of 3 s")
+            && error.contains("mcp install --timeout SECS"),
+        "{error}"
+    );
+    let store = dir.path().join("tiny-harness.store/mcp");
+    let left: Vec<_> = std::fs::read_dir(&store)
+        .map(|d| d.collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    assert!(!dir.path().join("tiny-harness.lock").exists());
+
+    // On a terminal, a live line says what it is installing and for how
+    // long, redrawn in place, then gives way to the line that ends it.
+    let cache = dir.path().join("npm-cache").display().to_string();
+    let seen = super::terminal::in_terminal_with(
+        dir.path(),
+        &["mcp", "install", "--timeout", "2"],
+        &[
+            ("npm_config_registry", &registry),
+            ("npm_config_cache", &cache),
+        ],
+        b"",
+    );
+    assert_eq!(seen.exit, Some(1), "{}", seen.screen);
+    let live = "\r\x1b[2K| mcp/everything: installing npm @modelcontextprotocol/server-everything@2026.8.31 (0 s)";
+    assert!(seen.screen.contains(live), "{:?}", seen.screen);
+    assert!(
+        seen.screen.contains("(1 s)")
+            && seen
+                .screen
+                .contains("\r\x1b[2Kmcp/everything: not installed: npm install"),
+        "{:?}",
+        seen.screen
     );
 }

@@ -25,6 +25,7 @@ mod replay;
 mod sdks;
 mod terminal;
 mod untrusted;
+mod unusable;
 #[path = "../../../tests/all/common/venv.rs"]
 mod venv;
 

@@ -55,6 +55,29 @@ fn every_argument_must_match_a_pattern_in_full() {
 }
 
 #[test]
+fn a_pattern_that_does_not_compile_is_one_readable_line() {
+    // What is wrong and where, not regex's drawing of the pattern with its
+    // newlines escaped.
+    let err = ArgPatterns::new(&["-n(unclosed".to_owned()]).unwrap_err();
+    assert_eq!(
+        err,
+        "argument pattern \"-n(unclosed\" does not compile: unclosed group at character 3"
+    );
+    let err = ArgPatterns::new(&["[z-a]".to_owned()]).unwrap_err();
+    assert_eq!(
+        err,
+        "argument pattern \"[z-a]\" does not compile: invalid character class range, the start must be <= the end at character 2"
+    );
+    for err in [
+        err,
+        ArgPatterns::new(&["\\p{Nope}".to_owned()]).unwrap_err(),
+    ] {
+        assert!(!err.contains('\n') && !err.contains("\\n"), "{err}");
+        assert!(err.contains(" at character "), "{err}");
+    }
+}
+
+#[test]
 fn an_empty_pattern_list_allows_no_arguments() {
     let grant = with_args(&[]);
     assert_eq!(grant.check_args(&[]), Ok(()));

@@ -37,6 +37,7 @@ fn relative_to_cwd(target: &Path) -> PathBuf {
 
 fn resolve_on(written: &str, path: &OsString) -> Result<ExecGrant, String> {
     ExecGrant::resolve(written, Path::new("/nonexistent-base"), Some(path))
+        .map_err(|e| e.to_string())
 }
 
 // ---- resolution ----
@@ -96,6 +97,8 @@ fn a_name_on_no_directory_of_path_is_an_error_that_says_what_to_do() {
         "program \"no-such-tool\" was not found on PATH: install it, or give its path"
     );
     let err = ExecGrant::resolve("tool", dir.path(), None).unwrap_err();
+    assert!(matches!(err, ResolveError::Missing(_)), "{err:?}");
+    let err = err.to_string();
     assert!(err.contains("PATH has no absolute directory"), "{err}");
 }
 
@@ -151,6 +154,9 @@ fn a_path_must_be_an_executable_regular_file() {
         ("/dev/null", "is not a regular file"),
     ] {
         let err = ExecGrant::resolve(written, dir.path(), None).unwrap_err();
+        // Not on this machine: the grant is unusable, not the config.
+        assert!(matches!(err, ResolveError::Missing(_)), "{err:?}");
+        let err = err.to_string();
         assert!(
             err.starts_with(&format!("program {written:?} (")) && err.contains(why),
             "{written}: {err}"
@@ -161,7 +167,9 @@ fn a_path_must_be_an_executable_regular_file() {
         );
     }
     let err = ExecGrant::resolve("", dir.path(), None).unwrap_err();
-    assert!(err.contains("names no program"), "{err}");
+    // No machine has it: the config itself is wrong.
+    assert!(matches!(err, ResolveError::Invalid(_)), "{err:?}");
+    assert!(err.to_string().contains("names no program"), "{err}");
 }
 
 #[test]

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -23,6 +24,7 @@ pub(super) async fn install(
     package: &str,
     command: &str,
     confined: bool,
+    budget: &super::Budget,
 ) -> Result<Code, String> {
     let path = std::env::var_os("PATH");
     let npm = super::find("npm", path.as_deref())
@@ -71,6 +73,9 @@ pub(super) async fn install(
             env.push((key, value));
         }
     }
+    // npm's own request timeout and retries fit inside the install's
+    // limit, so a registry that does not answer is given up on in time.
+    let fetch_timeout = budget.per_request(Duration::from_secs(60));
     let args: Vec<String> = [
         "install",
         "--ignore-scripts",
@@ -80,11 +85,16 @@ pub(super) async fn install(
         "--save-exact",
         "--omit=dev",
         "--fetch-retries=1",
-        "--",
-        package,
+        "--fetch-retry-mintimeout=1000",
+        "--fetch-retry-maxtimeout=5000",
     ]
     .iter()
     .map(|a| (*a).to_owned())
+    .chain([
+        format!("--fetch-timeout={}", fetch_timeout.as_millis()),
+        "--".to_owned(),
+        package.to_owned(),
+    ])
     .collect();
     let step = super::Step {
         program: npm,
@@ -94,8 +104,9 @@ pub(super) async fn install(
         read,
         write,
         ports: registry_ports(),
+        registry: Some(super::shown_registry(&registry())),
     };
-    super::run(step, confined)
+    super::run(step, confined, budget)
         .await
         .map_err(|why| format!("npm install {package} failed: {why}"))?;
     read_install(dir, command)
@@ -105,13 +116,7 @@ pub(super) async fn install(
 /// registry the user's config or environment names.
 fn registry_ports() -> Vec<u16> {
     let mut ports = vec![443, 80];
-    let configured = std::env::var("npm_config_registry").ok().or_else(|| {
-        let home = super::home()?;
-        let text = std::fs::read_to_string(home.join(".npmrc")).ok()?;
-        text.lines()
-            .find_map(|l| l.trim().strip_prefix("registry=").map(str::to_owned))
-    });
-    if let Some(port) = configured
+    if let Some(port) = configured_registry()
         .and_then(|url| url::Url::parse(url.trim()).ok())
         .and_then(|url| url.port_or_known_default())
     {
@@ -120,6 +125,21 @@ fn registry_ports() -> Vec<u16> {
     ports.sort_unstable();
     ports.dedup();
     ports
+}
+
+/// The registry the user's environment or `~/.npmrc` names, if any.
+fn configured_registry() -> Option<String> {
+    std::env::var("npm_config_registry").ok().or_else(|| {
+        let home = super::home()?;
+        let text = std::fs::read_to_string(home.join(".npmrc")).ok()?;
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix("registry=").map(str::to_owned))
+    })
+}
+
+/// The registry npm installs from: the user's, else npm's default.
+fn registry() -> String {
+    configured_registry().unwrap_or_else(|| "https://registry.npmjs.org/".to_owned())
 }
 
 /// The installed package, its dependencies and its program, from what npm

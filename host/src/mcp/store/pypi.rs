@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -22,6 +23,7 @@ pub(super) async fn install(
     package: &str,
     command: &str,
     confined: bool,
+    budget: &super::Budget,
 ) -> Result<Code, String> {
     let path = std::env::var_os("PATH");
     let base = super::super::launcher::plan("python3", &[], path.as_deref(), dir);
@@ -70,8 +72,9 @@ pub(super) async fn install(
         read: read.clone(),
         write: vec![dir.to_owned()],
         ports: Vec::new(),
+        registry: None,
     };
-    super::run(step, confined)
+    super::run(step, confined, budget)
         .await
         .map_err(|why| format!("python3 -m venv failed: {why}"))?;
 
@@ -102,12 +105,18 @@ pub(super) async fn install(
         "--disable-pip-version-check",
         "--no-warn-script-location",
         "--only-binary=:all:",
+        "--retries=1",
         "--report",
     ]
     .iter()
     .map(|a| (*a).to_owned())
     .chain([
         report.display().to_string(),
+        // pip's own socket timeout fits inside the install's limit.
+        format!(
+            "--timeout={}",
+            budget.per_request(Duration::from_secs(30)).as_secs()
+        ),
         "--".to_owned(),
         package.to_owned(),
     ])
@@ -120,8 +129,12 @@ pub(super) async fn install(
         read,
         write,
         ports: vec![443, 80],
+        registry: Some(super::shown_registry(
+            &std::env::var("PIP_INDEX_URL")
+                .unwrap_or_else(|_| "https://pypi.org/simple/".to_owned()),
+        )),
     };
-    super::run(step, confined)
+    super::run(step, confined, budget)
         .await
         .map_err(|why| format!("pip install {package} failed: {why}"))?;
     let code = read_report(&report, package, command, dir)?;
