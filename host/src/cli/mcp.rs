@@ -23,7 +23,9 @@ pub(super) fn add(
         .map_err(|e| anyhow::anyhow!("cannot tell the current directory: {e}"))?;
     let path = std::env::var_os("PATH");
     let plan = launcher::plan(program, args, path.as_deref(), &cwd);
-    if !plan.found {
+    // A launcher that fetches its package need not be here: `mcp install`
+    // installs the package without it, and confined it would not run.
+    if !plan.found && !plan.fetches() {
         let why = plan
             .notes
             .first()

@@ -455,6 +455,22 @@ fn a_pasted_uvx_server_installs_and_runs_on_a_machine_without_uv() {
             .output()
             .unwrap()
     };
+    // `mcp add` takes it too, with the advice to install it.
+    let added = run(&[
+        "--config",
+        "added.toml",
+        "mcp",
+        "add",
+        "time",
+        "--",
+        "uvx",
+        "mcp-server-time==2026.10.19",
+    ]);
+    assert_eq!(added.status.code(), Some(0), "{}", text(&added));
+    assert!(text(&added).contains("mcp install"), "{}", text(&added));
+    let written = std::fs::read_to_string(dir.path().join("added.toml")).unwrap();
+    assert!(written.contains("{ program = \"uvx\" }"), "{written}");
+
     let block = run(&["mcp", "import", "claude.json"]);
     assert_eq!(block.status.code(), Some(0), "{}", text(&block));
     std::fs::write(dir.path().join("tiny-harness.toml"), &block.stdout).unwrap();

@@ -48,6 +48,7 @@ fn plugins_shows_what_each_plugin_is_granted() {
         serde_json::json!({
             "dirs": [{"host": work.display().to_string(), "guest": "/workspace", "mode": "read-only"}],
             "env": [],
+            "exec_unusable": [],
             "exec": [],
             "net": []
         })
@@ -175,17 +176,31 @@ fn plugins_shows_exec_grants_by_absolute_path_and_net_grants_as_written() {
         serde_json::json!(["http://127.0.0.1:*", "https://*.example.com"])
     );
 
-    // A program that is nowhere on PATH stops the run at config load.
+    // A program that is nowhere on PATH does not stop the run: its grant
+    // is shown as unusable here, with the line that says where and why.
     let missing = config.replace(
         "[plugins.fs.grants]\n",
         "[plugins.fs.grants]\nexec = [{ program = \"surely-no-such-program-here\" }]\n",
     );
     std::fs::write(dir.path().join("missing.toml"), missing).unwrap();
     let output = run_in(dir.path(), &["--config", "missing.toml", "plugins"], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains(
+            "exec unusable here: surely-no-such-program-here (missing.toml:4:21: plugins.fs.grants.exec: program \"surely-no-such-program-here\" was not found on PATH: install it, or give its path)"
+        ),
+        "{}",
+        stdout(&output)
+    );
+    // One that no machine could have still does.
+    let nameless = config.replace(
+        "[plugins.fs.grants]\n",
+        "[plugins.fs.grants]\nexec = [{ program = \"\" }]\n",
+    );
+    std::fs::write(dir.path().join("nameless.toml"), nameless).unwrap();
+    let output = run_in(dir.path(), &["--config", "nameless.toml", "plugins"], None);
     one_error_line(
         &output,
-        &[
-            "missing.toml:4:21: plugins.fs.grants.exec: program \"surely-no-such-program-here\" was not found on PATH",
-        ],
+        &["nameless.toml:4:21: plugins.fs.grants.exec: program \"\" names no program"],
     );
 }
