@@ -49,10 +49,8 @@ pub(crate) fn calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderError>
         let Some(tool_use) = r.optional(block, &at, "toolUse")? else {
             // A call spelled another way (`tool_use`, `ToolUse`) is not
             // read: refused, not taken for a block without a call.
-            let misspelt = block.as_object().and_then(|b| {
-                b.keys()
-                    .find(|k| k.to_ascii_lowercase().replace('_', "") == "tooluse")
-            });
+            let misspelt = super::read::present_keys(block)
+                .find(|k| k.to_ascii_lowercase().replace('_', "") == "tooluse");
             if let Some(key) = misspelt {
                 return Err(ProviderError::Malformed {
                     provider: Provider::Bedrock.as_str(),

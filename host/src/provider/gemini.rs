@@ -129,7 +129,7 @@ pub(crate) fn calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderError>
 
 /// A key of `part` that names a call but is not one the adapter reads.
 fn unread_call(part: &Value) -> Option<&str> {
-    part.as_object()?.keys().map(String::as_str).find(|key| {
+    super::read::present_keys(part).find(|key| {
         let lower = key.to_ascii_lowercase();
         lower.contains("call") && !matches!(lower.as_str(), "functioncall" | "function_call")
     })

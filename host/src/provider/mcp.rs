@@ -101,7 +101,7 @@ fn call<'v>(request: &'v Value, at: &str) -> Result<RawCall<'v>, ProviderError> 
     let params_at = join(at, "params");
     let protocol = match r.optional(params, &params_at, "_meta")? {
         Some(meta) => match meta.get(PROTOCOL_KEY) {
-            None => None,
+            None | Some(Value::Null) => None,
             Some(Value::String(v)) if is_revision(v) => Some(v.clone()),
             Some(_) => {
                 return Err(malformed(

@@ -1,6 +1,12 @@
 //! Reading provider responses: every field access names the path of what
 //! is missing, so a malformed response is a one-line [`ProviderError`],
 //! never a panic.
+//!
+//! Invariant: a key whose value is `null` is absent, for every field and
+//! every provider. The SDKs' default dumps keep each unset field as
+//! `null` (pydantic's `model_dump`: `"toolCall": null`, `"function_call":
+//! null`, `"toolUse": null`), and a response saved that way must read as
+//! the provider sent it.
 
 use serde_json::Value;
 
@@ -54,6 +60,7 @@ impl Reader {
     ) -> Result<&'v Value, ProviderError> {
         self.object(value, at)?
             .get(key)
+            .filter(|v| !v.is_null())
             .ok_or_else(|| self.malformed(&join(at, key), "present"))
     }
 
@@ -120,6 +127,17 @@ impl Reader {
             .first()
             .ok_or_else(|| self.malformed(&join(at, key), "a non-empty array"))
     }
+}
+
+/// The keys of `value` (an object) whose values are not `null`: those
+/// that are there, once a dump's nulls are read as absent.
+pub(crate) fn present_keys(value: &Value) -> impl Iterator<Item = &str> {
+    value
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, _)| k.as_str())
 }
 
 /// `at.key`, or `key` at the top.

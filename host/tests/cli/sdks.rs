@@ -265,6 +265,7 @@ fn response(provider: &str) -> Value {
         }),
         "openai-responses" => json!({
             "id": "resp_sdk", "object": "response", "status": "completed", "model": "gpt-4.1-2025-04-14",
+            "created_at": 1741569952, "parallel_tool_calls": true, "tool_choice": "auto", "tools": [],
             "output": calls.map(|(i, (name, _, a))| json!({
                 "type": "function_call", "id": format!("fc_{i}"), "call_id": format!("call_{i}"),
                 "name": name, "arguments": a, "status": "completed"})).collect::<Vec<_>>()
@@ -272,6 +273,7 @@ fn response(provider: &str) -> Value {
         "anthropic" => json!({
             "id": "msg_sdk", "type": "message", "role": "assistant",
             "model": "claude-sonnet-4-5-20250929", "stop_reason": "tool_use", "stop_sequence": null,
+            "usage": {"input_tokens": 412, "output_tokens": 96},
             "content": calls.map(|(i, (name, _, a))| json!({
                 "type": "tool_use", "id": format!("toolu_0{i}"), "name": name, "input": args(a)}))
                 .collect::<Vec<_>>()
@@ -354,6 +356,59 @@ fn replayed_from(dir: &Path, provider: &str, response: &Value, tag: &str) -> Pat
     let path = dir.join(format!("{tag}.replay.json"));
     std::fs::write(&path, &output.stdout).unwrap();
     path
+}
+
+/// `response` as `provider`'s SDK saves it by default (`tests/sdk/dump.py`:
+/// parsed into the SDK's response type, then `model_dump(mode="json")`,
+/// every unset field kept as `null`), with `extra` arguments.
+fn sdk_dump(dir: &Path, provider: &str, response: &Value, extra: &[&str]) -> Value {
+    let file = dir.join(format!("{provider}.plain.json"));
+    std::fs::write(&file, response.to_string()).unwrap();
+    let child = Command::new(python())
+        .arg(sdk_dir().join("dump.py"))
+        .arg(provider)
+        .arg(&file)
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the venv's python runs");
+    let output = super::wait_live_for(child, VALIDATOR_LIVENESS, "dump.py");
+    assert_eq!(output.status.code(), Some(0), "{}", said(&output));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn responses_saved_with_the_sdks_default_dump_replay() {
+    let dir = four_plugins();
+    let mut failures = Vec::new();
+    for (provider, extra, tag) in [
+        ("openai-chat", &[][..], "openai-chat-dump"),
+        ("openai-responses", &[], "openai-responses-dump"),
+        ("anthropic", &[], "anthropic-dump"),
+        ("gemini", &[], "gemini-dump"),
+        ("gemini", &["--snake"], "gemini-snake-dump"),
+    ] {
+        let dumped = sdk_dump(dir.path(), provider, &response(provider), extra);
+        // The dump holds the nulls a decoder must read as absent.
+        let text = dumped.to_string();
+        let nulls = match (provider, extra) {
+            ("openai-chat", _) => "\"function_call\":null",
+            ("gemini", []) => "\"toolCall\":null",
+            ("gemini", _) => "\"tool_call\":null",
+            _ => ":null",
+        };
+        assert!(text.contains(nulls), "{tag}: {text}");
+        // Replayed: every call runs as from the plain response, and the
+        // results pass the SDK's request types.
+        let report = replayed_from(dir.path(), provider, &dumped, tag);
+        let output = validate(&["results", provider, &report.display().to_string()]);
+        if output.status.code() != Some(0) {
+            failures.push(format!("{tag}:\n{}", said(&output)));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]
