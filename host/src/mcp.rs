@@ -39,5 +39,7 @@ pub use client::{MAX_LOG_MESSAGES, MAX_PROGRESS};
 pub use convert::Skipped;
 pub use declaration::{Declaration, Http, Stdio, Transport};
 pub use launch::{BASELINE_ENV, Launch, LaunchError};
-pub use session::{MAX_ATTEMPTS, MAX_PAGES, McpSource, SourceLimits, State, Status};
+pub use session::{
+    MAX_ATTEMPTS, MAX_PAGES, McpSource, SourceLimits, State, Status, Unauthenticated,
+};
 pub use watch::{Change, Drift, Pin};

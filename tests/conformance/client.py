@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 SERVER = "conformance"
 
@@ -149,6 +150,21 @@ def main():
         os.environ.update(env)
         with open(path, "w") as f:
             f.write(text)
+        report = os.environ.get("TINY_HARNESS_LOGIN_FIRST")
+        if report:
+            # A person who logs in before anything else: what the login
+            # said, how long it took, and what it left beside the config.
+            started = time.monotonic()
+            login = run(binary, path, "mcp", "login", SERVER, "--wait", "30")
+            with open(report, "a") as f:
+                f.write(json.dumps({
+                    "scenario": os.environ.get("MCP_CONFORMANCE_SCENARIO", ""),
+                    "code": login.returncode,
+                    "stdout": login.stdout,
+                    "stderr": login.stderr,
+                    "seconds": time.monotonic() - started,
+                    "files": sorted(os.listdir(home)),
+                }) + "\n")
         listed = as_a_person(binary, path, logins, "tools", "--json")
         if listed.returncode != 0:
             return listed.returncode

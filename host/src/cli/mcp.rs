@@ -254,10 +254,43 @@ pub(super) async fn log_in(
     request.callback_port = settings.callback_port;
     request.open_browser = open_browser;
     request.wait = std::time::Duration::from_secs(wait);
+    // First as a session would, without a token: a server that answers
+    // has nothing to log in to, and nothing is registered or written.
+    use tiny_harness_host::mcp::Unauthenticated;
+    let (challenge, unreached) = match source.without_login().await {
+        Some(Unauthenticated::Answered) => {
+            let kept = slot.state().ok().flatten().is_some();
+            return Ok(format!(
+                "{key} answered without asking for a login: there is nothing to log in to{}",
+                if kept {
+                    " (the login kept for it is not needed: tiny-harness mcp logout removes it)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        Some(Unauthenticated::Challenged(challenge)) => (Some(challenge), None),
+        Some(Unauthenticated::Failed(why)) => (None, Some(why)),
+        _ => (None, None),
+    };
     let mut tell = |line: &str| eprintln!("tiny-harness: {line}");
-    let done = oauth::login(slot, &endpoint.url, &endpoint.headers, &request, &mut tell)
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let done = oauth::login(
+        slot,
+        &endpoint.url,
+        challenge.as_deref(),
+        &request,
+        &mut tell,
+    )
+    .await
+    .map_err(|e| match &unreached {
+        // A 401 without a challenge is common (the well-known places
+        // are then tried); anything else is said beside the failure.
+        Some(why) => anyhow::anyhow!(
+            "{e} (without a token, the server did not answer either: {})",
+            one_line(why)
+        ),
+        None => anyhow::anyhow!("{e}"),
+    })?;
     Ok(format!(
         "logged in to {key} (client {}); scopes: {}; {}; tokens in {}",
         done.client,

@@ -73,7 +73,11 @@ pub(super) fn drift_warnings(host: &Host) -> Vec<String> {
 /// Prints how every chosen server differs from its pins; exit code 1 when
 /// anything differs, as `git diff --exit-code` does.
 pub(super) async fn diff(host: &Host, server: Option<&str>) -> anyhow::Result<ExitCode> {
-    let drift = host.drift(server).await?;
+    // Installed code first: a server whose code differs is not started
+    // (it would be refused), and its section says why.
+    let code = host.code_drift(server);
+    let changed: Vec<String> = code.iter().map(|(key, _)| key.clone()).collect();
+    let drift = host.drift_except(server, &changed).await?;
     let mut text = String::new();
     let mut differs = false;
     for (server, drift) in drift {
@@ -111,7 +115,7 @@ pub(super) async fn diff(host: &Host, server: Option<&str>) -> anyhow::Result<Ex
         }
     }
     // Installed code beside the definitions: what `mcp install` pinned.
-    for (server, lines) in host.code_drift(server) {
+    for (server, lines) in code {
         differs = true;
         let _ = writeln!(text, "{} (code):", one_line(&server));
         for line in lines {

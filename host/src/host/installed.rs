@@ -150,8 +150,12 @@ impl HostBuilder {
             }
             (None, None) => return unconfined_or(grants, &plan, server),
         };
+        // Every start: cheaply, what each entry's status says; under
+        // --locked, every byte.
         if locked {
             store.verify(&installed, server)?;
+        } else {
+            store.check(&installed, server)?;
         }
         Ok(Some(FromStore {
             installed,

@@ -119,9 +119,23 @@ impl Host {
     /// MCP servers are listed again first (which starts those not yet
     /// started).
     pub async fn drift(&self, filter: Option<&str>) -> Result<Vec<(String, Drift)>, HostError> {
+        self.drift_except(filter, &[]).await
+    }
+
+    /// [`Host::drift`], leaving out the servers named in `except`
+    /// (`<plugin>/<server>`): those whose installed code
+    /// [`Host::code_drift`] reports, for one, which would be refused.
+    pub async fn drift_except(
+        &self,
+        filter: Option<&str>,
+        except: &[String],
+    ) -> Result<Vec<(String, Drift)>, HostError> {
         let mut out = Vec::new();
         for (plugin, server, source) in self.servers(filter)? {
             let key = format!("{plugin}/{server}");
+            if except.contains(&key) {
+                continue;
+            }
             let drift = match source {
                 ServerSource::Mcp(mcp) => {
                     mcp.relist().await.map_err(|reason| HostError::Relist {

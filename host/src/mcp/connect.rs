@@ -69,6 +69,8 @@ pub(super) struct Failure {
     /// The server refused the host's credentials (an HTTP 401 or 403):
     /// whether a login would help.
     pub login: Option<bool>,
+    /// The server's `WWW-Authenticate` challenge, when it refused so.
+    pub challenge: Option<String>,
 }
 
 impl From<String> for Failure {
@@ -77,6 +79,7 @@ impl From<String> for Failure {
             reason,
             said: None,
             login: None,
+            challenge: None,
         }
     }
 }
@@ -274,6 +277,7 @@ async fn open(
                         reason: format!("it did not start an MCP session: {}{exited}", plain(&e)),
                         said: child.stderr_tail(),
                         login: None,
+                        challenge: None,
                     }))
                 }
             }
@@ -344,6 +348,7 @@ async fn open(
                         reason: refusal.reason,
                         said: None,
                         login: Some(refusal.login_would_help),
+                        challenge: Some(challenge.to_owned()),
                     });
                 }
                 Refused {

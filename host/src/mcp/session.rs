@@ -33,6 +33,9 @@ use super::launch::Launch;
 use super::watch::{Drift, Watch};
 
 mod calls;
+mod probe;
+
+pub use probe::Unauthenticated;
 
 /// Attempts of one idempotent call, the first included.
 pub const MAX_ATTEMPTS: u32 = 3;

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-pub use tree::{MAX_TREE_FILES, tree_hash};
+pub use tree::{MAX_TREE_FILES, stat_digest, tree_hash};
 
 use crate::pin::Code;
 
@@ -111,6 +111,12 @@ pub struct Manifest {
     pub code: Code,
     /// [`tree_hash`] of the install, manifest aside.
     pub tree: String,
+    /// [`stat_digest`] of the install as it was put in place, manifest
+    /// aside: what every start compares, cheaply. Absent in an install
+    /// made before it was kept (filled in at its first start, once the
+    /// full hash has passed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stat: Option<String>,
 }
 
 /// A complete install.
@@ -228,6 +234,38 @@ impl Store {
         Ok(Some(Installed { dir, manifest }))
     }
 
+    /// Checks cheaply that the install is as it was put in place: what
+    /// `lstat` says of every entry (size, times, inode, mode; see
+    /// [`stat_digest`]) against what the manifest recorded, reading no
+    /// file. An install whose manifest predates this record is checked in
+    /// full once ([`Store::verify`]) and the record is added then.
+    pub fn check(&self, installed: &Installed, server: &str) -> Result<(), String> {
+        let Some(recorded) = &installed.manifest.stat else {
+            self.verify(installed, server)?;
+            let now = stat_digest(&installed.dir).map_err(|e| unreadable(installed, server, e))?;
+            let mut manifest = installed.manifest.clone();
+            manifest.stat = Some(now);
+            // Best effort: the full check passed, and a store that cannot
+            // be written is checked in full again next time.
+            if let Ok(text) = serde_json::to_string_pretty(&manifest) {
+                let _ =
+                    crate::file::replace(&installed.dir.join(MANIFEST), (text + "\n").as_bytes());
+            }
+            return Ok(());
+        };
+        let now = stat_digest(&installed.dir).map_err(|e| unreadable(installed, server, e))?;
+        if now != *recorded {
+            return Err(format!(
+                "the installed files of {server} in {} were changed since it was installed (a \
+                 file's size, time, inode or mode is not as the install left it; with --locked \
+                 every file's content is checked): run tiny-harness mcp install {server} to \
+                 install it again",
+                installed.dir.display()
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks that every installed file is as the install left it.
     pub fn verify(&self, installed: &Installed, server: &str) -> Result<(), String> {
         let now = tree_hash(&installed.dir).map_err(|e| {
@@ -289,7 +327,15 @@ impl Store {
         }
         let tree = tree_hash(staging.path())
             .map_err(|e| format!("cannot read what was installed: {e}"))?;
-        let manifest = Manifest { code, tree };
+        // Renaming the install into place changes no entry's status below
+        // it, so this holds for it in place.
+        let stat = stat_digest(staging.path())
+            .map_err(|e| format!("cannot read what was installed: {e}"))?;
+        let manifest = Manifest {
+            code,
+            tree,
+            stat: Some(stat),
+        };
         let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
         std::fs::write(staging.path().join(MANIFEST), text + "\n")
             .map_err(|e| format!("cannot write the install's manifest: {e}"))?;
@@ -297,6 +343,14 @@ impl Store {
         staging.replace(&dir)?;
         Ok(Installed { dir, manifest })
     }
+}
+
+/// Why the install of `server` could not be read.
+fn unreadable(installed: &Installed, server: &str, e: std::io::Error) -> String {
+    format!(
+        "cannot read the install of {server} in {}: {e}",
+        installed.dir.display()
+    )
 }
 
 /// A new install being built beside its place; removed unless it is

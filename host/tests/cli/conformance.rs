@@ -43,6 +43,16 @@ fn is_root() -> bool {
 
 /// Runs the suite's CLI with `args` in a network namespace of its own.
 fn conformance(node: &Path, suite: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    conformance_with(node, suite, args, &[])
+}
+
+/// [`conformance`] with `env` set for the client.
+fn conformance_with(
+    node: &Path,
+    suite: &Path,
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> std::process::Output {
     let mut unshare = Command::new("unshare");
     unshare.arg("--net");
     if !is_root() {
@@ -55,6 +65,7 @@ fn conformance(node: &Path, suite: &Path, args: &[&std::ffi::OsStr]) -> std::pro
         .args(args)
         .env("TINY_HARNESS_BIN", env!("CARGO_BIN_EXE_tiny-harness"))
         .env_remove("BROWSER")
+        .envs(env.iter().copied())
         .output()
         .expect("unshare and ip (util-linux, iproute2) run the suite in a network namespace")
 }
@@ -165,6 +176,80 @@ fn the_official_conformance_suite_passes_every_client_scenario_but_those_refused
         } else {
             assert!(!failed && !statuses.is_empty(), "{scenario}: {statuses:?}");
         }
+    }
+}
+
+/// `mcp login` run first, as a person might, on servers that ask for no
+/// login: it says so at once, registers nothing, writes nothing, and
+/// reaches the server as a session does (the `initialize` scenario checks
+/// the protocol version of every session, the login's included).
+#[test]
+fn a_login_first_on_a_server_that_needs_none_says_so_and_changes_nothing() {
+    let (node, suite) = installed();
+    let dir = conformance_dir();
+    let results = tempfile::tempdir().unwrap();
+    let report = results.path().join("logins.jsonl");
+    let client = format!("/usr/bin/python3 {}", dir.join("client.py").display());
+    for scenario in ["initialize", "sse-retry", "tools_call"] {
+        let args: Vec<&std::ffi::OsStr> = vec![
+            "client".as_ref(),
+            "--scenario".as_ref(),
+            scenario.as_ref(),
+            "--command".as_ref(),
+            client.as_ref(),
+            "-o".as_ref(),
+            results.path().as_os_str(),
+        ];
+        let output = conformance_with(
+            &node,
+            &suite,
+            &args,
+            &[("TINY_HARNESS_LOGIN_FIRST", report.as_os_str())],
+        );
+        assert!(
+            output.status.success(),
+            "{scenario}: {}\n{}",
+            tail(&String::from_utf8_lossy(&output.stdout)),
+            tail(&String::from_utf8_lossy(&output.stderr))
+        );
+    }
+    let mut found = Vec::new();
+    checks(results.path(), "", &mut found);
+    for scenario in ["initialize", "sse-retry", "tools_call"] {
+        let (_, statuses) = found
+            .iter()
+            .find(|(s, _)| s == scenario)
+            .unwrap_or_else(|| panic!("{scenario} did not run: {found:?}"));
+        assert!(
+            !statuses.is_empty() && !statuses.iter().any(|s| s.starts_with("FAILURE")),
+            "{scenario}: {statuses:?}"
+        );
+    }
+    let logins: Vec<serde_json::Value> = std::fs::read_to_string(&report)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(logins.len(), 3, "{logins:?}");
+    for login in &logins {
+        assert_eq!(login["code"], 0, "{login}");
+        assert!(
+            login["stdout"].as_str().unwrap().contains(
+                "mcp/conformance answered without asking for a login: there is nothing to log in to"
+            ),
+            "{login}"
+        );
+        assert!(
+            !login["stderr"].as_str().unwrap().contains("open this URL"),
+            "{login}"
+        );
+        assert!(login["seconds"].as_f64().unwrap() < 10.0, "{login}");
+        // No token file: only the config and the lock every start keeps.
+        assert_eq!(
+            login["files"],
+            serde_json::json!(["tiny-harness.lock", "tiny-harness.toml"]),
+            "{login}"
+        );
     }
 }
 

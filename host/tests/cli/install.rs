@@ -113,6 +113,17 @@ fn a_pasted_npx_config_runs_confined_after_mcp_install_and_its_code_is_pinned() 
         "{}",
         text(&refused)
     );
+    // Without --locked too: what each file's status says is checked at
+    // every start, and the changed code is not run.
+    let plain = call(dir.path(), &echo);
+    assert_eq!(plain.status.code(), Some(1), "{}", text(&plain));
+    assert!(
+        stdout(&plain).contains("were changed since it was installed")
+            && stdout(&plain).contains("run tiny-harness mcp install everything")
+            && !stdout(&plain).contains("Echo: installed"),
+        "{}",
+        text(&plain)
+    );
     let diff = run_in(dir.path(), &["pins", "diff"], None);
     assert_eq!(diff.status.code(), Some(1), "{}", text(&diff));
     assert!(

@@ -2,7 +2,9 @@
 //! through a loopback redirect, as the MCP authorization spec and RFC 8252
 //! describe it for a native client.
 //!
-//! 1. The server is asked for its tools without a token; its 401 (or 403)
+//! 1. The server is asked for its tools without a token, the way a
+//!    session asks ([`crate::mcp::McpSource::without_login`]); one that
+//!    answers needs no login, and none is attempted. Its 401 (or 403)
 //!    `WWW-Authenticate` challenge names its protected-resource metadata
 //!    and the scopes it wants (RFC 9728; without one, the well-known
 //!    locations are tried, then RFC 8414 and OpenID discovery).
@@ -28,11 +30,8 @@
 
 use std::time::Duration;
 
-use rmcp::ServiceExt as _;
-use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::auth::{AuthError, AuthorizationCallback, AuthorizationManager};
 use rmcp::transport::auth::{AuthorizationRequest, AuthorizationSession};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use super::{OAuthError, Slot, browser};
@@ -96,13 +95,14 @@ pub struct LoggedIn {
     pub client: &'static str,
 }
 
-/// Logs in to the server of `slot` at `url` (sending `headers` with the
-/// first, unauthenticated request), telling the person what to do through
-/// `tell`.
+/// Logs in to the server of `slot` at `url`, which answered `challenge`
+/// (its `WWW-Authenticate` header) to a session opened without a token
+/// ([`crate::mcp::McpSource::without_login`]; `None` when it gave none),
+/// telling the person what to do through `tell`.
 pub async fn login(
     slot: &Slot,
     url: &url::Url,
-    headers: &[(String, String)],
+    challenge: Option<&str>,
     request: &Login,
     tell: &mut (dyn FnMut(&str) + Send),
 ) -> Result<LoggedIn, OAuthError> {
@@ -113,15 +113,11 @@ pub async fn login(
             one_line(&e.to_string())
         ))
     };
-    let challenge = challenge(url, headers).await;
     let mut manager = AuthorizationManager::new(url.as_str())
         .await
         .map_err(|e| fail("cannot start a login", &e))?;
     let metadata =
-        match manager
-            .resolve_metadata_from_challenge(challenge.as_deref())
-            .await
-        {
+        match manager.resolve_metadata_from_challenge(challenge).await {
             Ok(resolution) => resolution.metadata,
             // A 2025-03-26 server (no protected-resource metadata) serves its
             // authorization server's metadata at its own origin, and some
@@ -333,44 +329,6 @@ async fn same_origin_metadata(
         metadata.registration_endpoint.as_deref(),
     ];
     every.iter().flatten().all(|e| ours(e)).then_some(metadata)
-}
-
-/// The server's `WWW-Authenticate` challenge to a session opened and a
-/// listing asked for without a token, if it answered one (401 or 403).
-async fn challenge(url: &url::Url, headers: &[(String, String)]) -> Option<String> {
-    let mut custom = std::collections::HashMap::new();
-    for (name, value) in headers {
-        if let (Ok(name), Ok(value)) = (
-            reqwest::header::HeaderName::from_bytes(name.as_bytes()),
-            reqwest::header::HeaderValue::from_str(value),
-        ) {
-            custom.insert(name, value);
-        }
-    }
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(30))
-        .build()
-        .ok()?;
-    let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-        .custom_headers(custom)
-        .max_json_response_size(1 << 20)
-        .max_sse_event_size(1 << 20);
-    let transport = StreamableHttpClientTransport::with_client(client, config);
-    let opened = tokio::time::timeout(Duration::from_secs(30), ().serve(transport)).await;
-    let service = match opened {
-        Ok(Ok(service)) => service,
-        Ok(Err(e)) => return e.auth_challenge().map(str::to_owned),
-        Err(_) => return None,
-    };
-    let listed =
-        tokio::time::timeout(Duration::from_secs(30), service.peer().list_tools(None)).await;
-    let challenge = match listed {
-        Ok(Err(e)) => e.auth_challenge().map(str::to_owned),
-        _ => None,
-    };
-    let _ = service.cancel().await;
-    challenge
 }
 
 /// Waits on `listener` for the redirect to `/callback` and answers it:

@@ -60,6 +60,7 @@ fn an_install_is_found_verified_and_a_damaged_one_named() {
     let manifest = Manifest {
         code: code(),
         tree: tree_hash(&place).unwrap(),
+        stat: None,
     };
     std::fs::write(
         place.join(MANIFEST),
@@ -126,4 +127,88 @@ fn a_package_managers_failure_is_told_in_its_own_words() {
     );
     assert_eq!(last_words(""), "it said nothing");
     assert!(!last_words("a\x1b[31mb\n").contains('\x1b'));
+}
+
+/// An install of one file at `place`, its manifest with the cheap record.
+fn installed_with_stat(store: &Store, place: &Path) -> super::Installed {
+    std::fs::create_dir_all(place.join("node_modules/pkg")).unwrap();
+    std::fs::write(place.join("node_modules/pkg/index.js"), "x").unwrap();
+    let manifest = Manifest {
+        code: code(),
+        tree: tree_hash(place).unwrap(),
+        stat: Some(super::stat_digest(place).unwrap()),
+    };
+    std::fs::write(
+        place.join(MANIFEST),
+        serde_json::to_string(&manifest).unwrap(),
+    )
+    .unwrap();
+    store.installed("mcp", "s").unwrap().unwrap()
+}
+
+#[test]
+fn the_cheap_check_finds_an_edit_a_touch_an_added_file_and_a_removed_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::beside(&dir.path().join("agent.toml"));
+    let place = store.dir("mcp", "s");
+    let file = place.join("node_modules/pkg/index.js");
+    let changes: [(&str, &dyn Fn()); 5] = [
+        // The same length, so only the times tell.
+        ("an edit", &|| std::fs::write(&file, "y").unwrap()),
+        ("a touch", &|| {
+            let f = std::fs::File::options().write(true).open(&file).unwrap();
+            f.set_modified(std::time::SystemTime::UNIX_EPOCH).unwrap();
+        }),
+        ("an added file", &|| {
+            std::fs::write(place.join("node_modules/pkg/extra.js"), "").unwrap()
+        }),
+        ("a removed file", &|| std::fs::remove_file(&file).unwrap()),
+        ("a mode", &|| {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }),
+    ];
+    for (what, change) in changes {
+        let _ = std::fs::remove_dir_all(&place);
+        let installed = installed_with_stat(&store, &place);
+        store.check(&installed, "s").unwrap();
+        change();
+        let error = store.check(&installed, "s").unwrap_err();
+        assert!(
+            error.contains("were changed since it was installed")
+                && error.contains("run tiny-harness mcp install s"),
+            "{what}: {error}"
+        );
+    }
+}
+
+#[test]
+fn an_install_without_the_cheap_record_is_checked_in_full_once_and_gets_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::beside(&dir.path().join("agent.toml"));
+    let place = store.dir("mcp", "s");
+    std::fs::create_dir_all(place.join("node_modules/pkg")).unwrap();
+    std::fs::write(place.join("node_modules/pkg/index.js"), "x").unwrap();
+    let tree = tree_hash(&place).unwrap();
+    let old = serde_json::json!({"code": code(), "tree": tree});
+    std::fs::write(place.join(MANIFEST), old.to_string()).unwrap();
+    let installed = store.installed("mcp", "s").unwrap().unwrap();
+    assert_eq!(installed.manifest.stat, None);
+    store.check(&installed, "s").unwrap();
+    let again = store.installed("mcp", "s").unwrap().unwrap();
+    assert_eq!(
+        again.manifest.stat,
+        Some(super::stat_digest(&place).unwrap())
+    );
+    assert_eq!(again.manifest.tree, tree, "the full hash is kept");
+    // A changed file in such an install is refused by the full check.
+    std::fs::write(place.join(MANIFEST), old.to_string()).unwrap();
+    std::fs::write(place.join("node_modules/pkg/index.js"), "y").unwrap();
+    let installed = store.installed("mcp", "s").unwrap().unwrap();
+    assert!(
+        store
+            .check(&installed, "s")
+            .unwrap_err()
+            .contains("were changed")
+    );
 }

@@ -83,3 +83,68 @@ fn walk(
     }
     Ok(())
 }
+
+/// sha256 (64 lowercase hex) over what `lstat` says of every entry at
+/// `root` ([`super::MANIFEST`] at its top left out): path, kind, size,
+/// modification and change times to the nanosecond, inode and mode. No
+/// file is read, so it costs a directory walk; an edited, replaced, added,
+/// removed or re-linked entry changes it (a change time cannot be set back
+/// by `touch`), and so does a copy of the whole install elsewhere (new
+/// inodes). What `--locked` checks is [`tree_hash`], which reads every
+/// byte.
+pub fn stat_digest(root: &Path) -> io::Result<String> {
+    let mut hasher = Sha256::new();
+    let mut count = 0;
+    stat_walk(root, "", 0, &mut hasher, &mut count)?;
+    Ok(hex::encode(hasher.finalize()))
+}
+
+fn stat_walk(
+    dir: &Path,
+    prefix: &str,
+    depth: usize,
+    hasher: &mut Sha256,
+    count: &mut usize,
+) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt as _;
+    if depth > MAX_DEPTH {
+        return Err(io::Error::other(format!(
+            "{} nests deeper than {MAX_DEPTH} directories",
+            dir.display()
+        )));
+    }
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        *count += 1;
+        if *count > MAX_TREE_FILES {
+            return Err(io::Error::other(format!(
+                "it holds more than {MAX_TREE_FILES} files"
+            )));
+        }
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if depth == 0 && name == super::MANIFEST {
+            continue;
+        }
+        let path = format!("{prefix}{name}");
+        let meta = std::fs::symlink_metadata(entry.path())?;
+        hasher.update(
+            format!(
+                "{path}\0{:o} {} {}.{} {}.{} {}\n",
+                meta.mode(),
+                meta.size(),
+                meta.mtime(),
+                meta.mtime_nsec(),
+                meta.ctime(),
+                meta.ctime_nsec(),
+                meta.ino()
+            )
+            .as_bytes(),
+        );
+        if meta.is_dir() {
+            stat_walk(&entry.path(), &format!("{path}/"), depth + 1, hasher, count)?;
+        }
+    }
+    Ok(())
+}
