@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-pub use tree::{MAX_TREE_FILES, stat_digest, tree_hash};
+pub use tree::{MAX_TREE_FILES, STAT_FILE, stat_changed, stat_record, tree_hash};
 
 use crate::pin::Code;
 
@@ -111,12 +111,6 @@ pub struct Manifest {
     pub code: Code,
     /// [`tree_hash`] of the install, manifest aside.
     pub tree: String,
-    /// [`stat_digest`] of the install as it was put in place, manifest
-    /// aside: what every start compares, cheaply. Absent in an install
-    /// made before it was kept (filled in at its first start, once the
-    /// full hash has passed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stat: Option<String>,
 }
 
 /// A complete install.
@@ -168,6 +162,10 @@ impl Installed {
         read
     }
 }
+
+/// The largest [`STAT_FILE`] read: a line of about 100 bytes for each of
+/// at most [`MAX_TREE_FILES`] entries.
+const MAX_RECORD_BYTES: u64 = (MAX_TREE_FILES as u64) * 256;
 
 /// The store beside one config.
 #[derive(Debug, Clone)]
@@ -235,31 +233,31 @@ impl Store {
     }
 
     /// Checks cheaply that the install is as it was put in place: what
-    /// `lstat` says of every entry (size, times, inode, mode; see
-    /// [`stat_digest`]) against what the manifest recorded, reading no
-    /// file. An install whose manifest predates this record is checked in
-    /// full once ([`Store::verify`]) and the record is added then.
+    /// `lstat` says of every entry against what the install recorded
+    /// ([`stat_record`], in [`STAT_FILE`]), reading no file and no
+    /// directory. An install without that record (made before it was
+    /// kept) is checked in full once ([`Store::verify`]) and the record
+    /// is added then.
     pub fn check(&self, installed: &Installed, server: &str) -> Result<(), String> {
-        let Some(recorded) = &installed.manifest.stat else {
+        let path = installed.dir.join(STAT_FILE);
+        let record = match crate::file::read_regular(&path, "install record", MAX_RECORD_BYTES) {
+            Ok(bytes) => String::from_utf8(bytes).ok(),
+            Err(_) => None,
+        };
+        let Some(record) = record else {
             self.verify(installed, server)?;
-            let now = stat_digest(&installed.dir).map_err(|e| unreadable(installed, server, e))?;
-            let mut manifest = installed.manifest.clone();
-            manifest.stat = Some(now);
             // Best effort: the full check passed, and a store that cannot
             // be written is checked in full again next time.
-            if let Ok(text) = serde_json::to_string_pretty(&manifest) {
-                let _ =
-                    crate::file::replace(&installed.dir.join(MANIFEST), (text + "\n").as_bytes());
+            if let Ok(Some(now)) = stat_record(&installed.dir) {
+                let _ = crate::file::replace(&path, now.as_bytes());
             }
             return Ok(());
         };
-        let now = stat_digest(&installed.dir).map_err(|e| unreadable(installed, server, e))?;
-        if now != *recorded {
+        if let Some(what) = stat_changed(&installed.dir, &record) {
             return Err(format!(
-                "the installed files of {server} in {} were changed since it was installed (a \
-                 file's size, time, inode or mode is not as the install left it; with --locked \
-                 every file's content is checked): run tiny-harness mcp install {server} to \
-                 install it again",
+                "the installed files of {server} in {} were changed since it was installed \
+                 ({what}; with --locked every file's content is checked): run tiny-harness mcp \
+                 install {server} to install it again",
                 installed.dir.display()
             ));
         }
@@ -329,13 +327,13 @@ impl Store {
             .map_err(|e| format!("cannot read what was installed: {e}"))?;
         // Renaming the install into place changes no entry's status below
         // it, so this holds for it in place.
-        let stat = stat_digest(staging.path())
+        let record = tree::stat_record(staging.path())
             .map_err(|e| format!("cannot read what was installed: {e}"))?;
-        let manifest = Manifest {
-            code,
-            tree,
-            stat: Some(stat),
-        };
+        if let Some(record) = record {
+            std::fs::write(staging.path().join(STAT_FILE), record)
+                .map_err(|e| format!("cannot write the install's record: {e}"))?;
+        }
+        let manifest = Manifest { code, tree };
         let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
         std::fs::write(staging.path().join(MANIFEST), text + "\n")
             .map_err(|e| format!("cannot write the install's manifest: {e}"))?;
@@ -343,14 +341,6 @@ impl Store {
         staging.replace(&dir)?;
         Ok(Installed { dir, manifest })
     }
-}
-
-/// Why the install of `server` could not be read.
-fn unreadable(installed: &Installed, server: &str, e: std::io::Error) -> String {
-    format!(
-        "cannot read the install of {server} in {}: {e}",
-        installed.dir.display()
-    )
 }
 
 /// A new install being built beside its place; removed unless it is

@@ -60,7 +60,6 @@ fn an_install_is_found_verified_and_a_damaged_one_named() {
     let manifest = Manifest {
         code: code(),
         tree: tree_hash(&place).unwrap(),
-        stat: None,
     };
     std::fs::write(
         place.join(MANIFEST),
@@ -136,8 +135,9 @@ fn installed_with_stat(store: &Store, place: &Path) -> super::Installed {
     let manifest = Manifest {
         code: code(),
         tree: tree_hash(place).unwrap(),
-        stat: Some(super::stat_digest(place).unwrap()),
     };
+    let record = super::stat_record(place).unwrap().unwrap();
+    std::fs::write(place.join(super::STAT_FILE), record).unwrap();
     std::fs::write(
         place.join(MANIFEST),
         serde_json::to_string(&manifest).unwrap(),
@@ -176,8 +176,15 @@ fn the_cheap_check_finds_an_edit_a_touch_an_added_file_and_a_removed_one() {
         let error = store.check(&installed, "s").unwrap_err();
         assert!(
             error.contains("were changed since it was installed")
-                && error.contains("run tiny-harness mcp install s"),
+                && error.contains("run tiny-harness mcp install s")
+                && error.contains("node_modules/pkg"),
             "{what}: {error}"
+        );
+        // The full hash agrees, and ignores the record itself.
+        assert_eq!(
+            store.verify(&installed, "s").is_err(),
+            what != "a touch",
+            "{what}"
         );
     }
 }
@@ -193,16 +200,19 @@ fn an_install_without_the_cheap_record_is_checked_in_full_once_and_gets_it() {
     let old = serde_json::json!({"code": code(), "tree": tree});
     std::fs::write(place.join(MANIFEST), old.to_string()).unwrap();
     let installed = store.installed("mcp", "s").unwrap().unwrap();
-    assert_eq!(installed.manifest.stat, None);
+    let record = place.join(super::STAT_FILE);
+    assert!(!record.exists());
     store.check(&installed, "s").unwrap();
-    let again = store.installed("mcp", "s").unwrap().unwrap();
     assert_eq!(
-        again.manifest.stat,
-        Some(super::stat_digest(&place).unwrap())
+        std::fs::read_to_string(&record).unwrap(),
+        super::stat_record(&place).unwrap().unwrap()
     );
+    let again = store.installed("mcp", "s").unwrap().unwrap();
     assert_eq!(again.manifest.tree, tree, "the full hash is kept");
+    store.verify(&again, "s").unwrap();
+    store.check(&again, "s").unwrap();
     // A changed file in such an install is refused by the full check.
-    std::fs::write(place.join(MANIFEST), old.to_string()).unwrap();
+    std::fs::remove_file(&record).unwrap();
     std::fs::write(place.join("node_modules/pkg/index.js"), "y").unwrap();
     let installed = store.installed("mcp", "s").unwrap().unwrap();
     assert!(

@@ -51,7 +51,7 @@ fn walk(
         }
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if depth == 0 && name == super::MANIFEST {
+        if depth == 0 && (name == super::MANIFEST || name == STAT_FILE) {
             continue;
         }
         let path = format!("{prefix}{name}");
@@ -84,67 +84,136 @@ fn walk(
     Ok(())
 }
 
-/// sha256 (64 lowercase hex) over what `lstat` says of every entry at
-/// `root` ([`super::MANIFEST`] at its top left out): path, kind, size,
-/// modification and change times to the nanosecond, inode and mode. No
-/// file is read, so it costs a directory walk; an edited, replaced, added,
-/// removed or re-linked entry changes it (a change time cannot be set back
-/// by `touch`), and so does a copy of the whole install elsewhere (new
-/// inodes). What `--locked` checks is [`tree_hash`], which reads every
-/// byte.
-pub fn stat_digest(root: &Path) -> io::Result<String> {
-    let mut hasher = Sha256::new();
+/// Where an install keeps [`stat_record`], beside [`super::MANIFEST`]
+/// (both left out of every walk).
+pub const STAT_FILE: &str = "install.stat";
+
+/// What `lstat` says of every entry at `root`, one line each in a fixed
+/// order: mode, size, modification and change times to the nanosecond,
+/// inode, then the path. Directories are included, so an entry added,
+/// removed or renamed shows in its directory's times without the
+/// directory being read again; a change time cannot be set back by
+/// `touch`, and a copy of the install elsewhere has new inodes. `None`
+/// when a path holds a line break (such an install is checked in full).
+pub fn stat_record(root: &Path) -> io::Result<Option<String>> {
+    let mut out = String::new();
     let mut count = 0;
-    stat_walk(root, "", 0, &mut hasher, &mut count)?;
-    Ok(hex::encode(hasher.finalize()))
+    if !record_walk(root, "", 0, &mut out, &mut count)? {
+        return Ok(None);
+    }
+    Ok(Some(out))
 }
 
-fn stat_walk(
+/// One entry's line of [`stat_record`], without its path.
+fn status(meta: &std::fs::Metadata) -> String {
+    use std::os::unix::fs::MetadataExt as _;
+    format!(
+        "{:o} {} {}.{} {}.{} {}",
+        meta.mode(),
+        meta.size(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+        meta.ino()
+    )
+}
+
+fn record_walk(
     dir: &Path,
     prefix: &str,
     depth: usize,
-    hasher: &mut Sha256,
+    out: &mut String,
     count: &mut usize,
-) -> io::Result<()> {
-    use std::os::unix::fs::MetadataExt as _;
+) -> io::Result<bool> {
     if depth > MAX_DEPTH {
         return Err(io::Error::other(format!(
             "{} nests deeper than {MAX_DEPTH} directories",
             dir.display()
         )));
     }
-    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?
+        .map(|e| e.map(|e| (e.file_name(), e)))
+        .collect::<Result<_, _>>()?;
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    for (name, entry) in entries {
         *count += 1;
         if *count > MAX_TREE_FILES {
             return Err(io::Error::other(format!(
                 "it holds more than {MAX_TREE_FILES} files"
             )));
         }
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if depth == 0 && name == super::MANIFEST {
+        let Some(name) = name.to_str() else {
+            return Ok(false);
+        };
+        if depth == 0 && (name == super::MANIFEST || name == STAT_FILE) {
             continue;
         }
+        if name.contains('\n') {
+            return Ok(false);
+        }
         let path = format!("{prefix}{name}");
-        let meta = std::fs::symlink_metadata(entry.path())?;
-        hasher.update(
-            format!(
-                "{path}\0{:o} {} {}.{} {}.{} {}\n",
-                meta.mode(),
-                meta.size(),
-                meta.mtime(),
-                meta.mtime_nsec(),
-                meta.ctime(),
-                meta.ctime_nsec(),
-                meta.ino()
-            )
-            .as_bytes(),
-        );
-        if meta.is_dir() {
-            stat_walk(&entry.path(), &format!("{path}/"), depth + 1, hasher, count)?;
+        let meta = entry.metadata()?;
+        out.push_str(&status(&meta));
+        out.push(' ');
+        out.push_str(&path);
+        out.push('\n');
+        if meta.is_dir() && !record_walk(&entry.path(), &format!("{path}/"), depth + 1, out, count)?
+        {
+            return Ok(false);
         }
     }
-    Ok(())
+    Ok(true)
+}
+
+/// The first entry of `record` ([`stat_record`] of `root` as it was) whose
+/// status is not what it says now, with why; `None` when every one is.
+/// The entries are checked on as many threads as the machine runs at
+/// once (at most 8), in order.
+pub fn stat_changed(root: &Path, record: &str) -> Option<String> {
+    let lines: Vec<&str> = record.lines().collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    let chunk = lines.len().div_ceil(threads).max(1);
+    let check = |part: &[&str]| {
+        part.iter().find_map(|line| {
+            let Some((status_now, path)) = split_status(line) else {
+                return Some(format!("the install's record is damaged ({STAT_FILE})"));
+            };
+            match std::fs::symlink_metadata(root.join(path)) {
+                Err(_) => Some(format!("{path} is gone")),
+                Ok(meta) if status(&meta) != status_now => Some(if meta.is_dir() {
+                    format!("an entry in {path}/ was added, removed or renamed")
+                } else {
+                    format!("{path} is not as the install left it")
+                }),
+                Ok(_) => None,
+            }
+        })
+    };
+    let check = &check;
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = lines
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || check(part)))
+            .collect();
+        parts
+            .into_iter()
+            .map(|part| {
+                part.join()
+                    .unwrap_or_else(|_| Some("the check failed".to_owned()))
+            })
+            .find(Option::is_some)
+            .flatten()
+    })
+}
+
+/// A line of a record: the status (its first five fields) and the path.
+fn split_status(line: &str) -> Option<(&str, &str)> {
+    let mut end = 0;
+    for _ in 0..5 {
+        end += line.get(end..)?.find(' ')? + 1;
+    }
+    Some((line.get(..end - 1)?, line.get(end..)?))
 }
