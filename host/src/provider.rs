@@ -18,7 +18,7 @@
 //! ```
 //!
 //! Invariants (each has a test in `provider/tests.rs`, `encode_tests.rs`,
-//! `results_tests.rs`, `schema_tests.rs` or `props.rs`):
+//! `results_tests.rs`, `null_tests.rs`, `schema_tests.rs` or `props.rs`):
 //! - **One result per call.** [`Provider::decode_calls`] returns every
 //!   tool call of the response, in order, each with its id, and every one
 //!   of them is either a [`ToolCall`] to run or a refusal whose
@@ -62,6 +62,8 @@ mod read;
 
 #[cfg(test)]
 mod encode_tests;
+#[cfg(test)]
+mod null_tests;
 #[cfg(test)]
 mod props;
 #[cfg(test)]
