@@ -56,7 +56,6 @@ fn what() -> Stdio3 {
         env: Vec::new(),
         cwd: None,
         stdin: Vec::new(),
-        close_stdin_after: None,
     }
 }
 

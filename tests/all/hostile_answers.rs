@@ -170,3 +170,37 @@ async fn a_discover_answer_that_is_no_discover_result_falls_back_to_initialize()
         py::finish(host, &marker).await;
     }
 }
+
+/// `mcp doctor` opens its session the way every session opens: a server
+/// that answers `server/discover` with an empty result is started again
+/// for `initialize` (both starts traced), one that answers with an error
+/// once, and each then lists its tools; nothing it started is left.
+#[tokio::test]
+async fn the_doctor_opens_its_session_as_every_session_does() {
+    for (how, expected) in [("empty", 2), ("error", 1)] {
+        let dir = tempfile::tempdir().unwrap();
+        let starts = dir.path().join("starts");
+        let marker = marker(&format!("hostile-doctor-{how}"));
+        let host = hostile(
+            &[("DISCOVER", how), ("STARTS_FILE", py::path_str(&starts))],
+            &dir.path().join("calls"),
+            &marker,
+        )
+        .await;
+        let before = py::lines(&starts).len();
+        let sources = host.mcp_sources();
+        let source = &sources.iter().find(|(_, s)| s.server() == "h").unwrap().1;
+        let diagnosis = tiny_harness_host::mcp::doctor::diagnose(source)
+            .await
+            .unwrap();
+        assert!(diagnosis.listed, "{how}: {}", diagnosis.ended);
+        assert!(
+            diagnosis.ended.contains("it listed its tools"),
+            "{how}: {}",
+            diagnosis.ended
+        );
+        assert_eq!(py::lines(&starts).len() - before, expected, "{how}");
+        drop(sources);
+        py::finish(host, &marker).await;
+    }
+}

@@ -124,7 +124,7 @@ pub(super) async fn doctor(host: &tiny_harness_host::Host, name: &str) -> anyhow
     let Target::Process(program) = &launch.target else {
         anyhow::bail!("{key} is reached over HTTP: mcp doctor starts stdio servers");
     };
-    let diagnosis = tiny_harness_host::mcp::doctor::diagnose(program, plugin, launch.timeout)
+    let diagnosis = tiny_harness_host::mcp::doctor::diagnose(source)
         .await
         .map_err(|e| anyhow::anyhow!("{key}: {e}"))?;
     let confined = if program.policy.is_some() {
@@ -133,14 +133,9 @@ pub(super) async fn doctor(host: &tiny_harness_host::Host, name: &str) -> anyhow
         "unconfined (confinement = \"none\")"
     };
     let mut lines = vec![format!(
-        "{key}: ran {confined} for {} ms; {}; {}",
+        "{key}: ran {confined} for {} ms; {}",
         diagnosis.ran.as_millis(),
-        diagnosis.ended,
-        if diagnosis.listed {
-            "it listed its tools"
-        } else {
-            "it did not list its tools"
-        }
+        one_line(&diagnosis.ended)
     )];
     use tiny_harness_host::mcp::doctor::Denied;
     if diagnosis.denied.is_empty() {

@@ -114,6 +114,11 @@ pub(super) fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
         .collect();
     let tool_count = |name: &str| registry.tools().filter(|t| t.name.plugin() == name).count();
     let sources = host.mcp_sources();
+    // A server not started yet is shown as its next start would find its
+    // install (a changed one is failed, with why).
+    for (_, source) in &sources {
+        let _ = source.check_install();
+    }
     let sources_of = |name: &str| -> Vec<&McpSource> {
         sources
             .iter()

@@ -29,13 +29,8 @@ pub struct Stdio3 {
     pub env: Vec<(String, String)>,
     /// Its working directory; `None` for a private one.
     pub cwd: Option<PathBuf>,
-    /// Its standard input.
+    /// Its standard input, closed once written.
     pub stdin: Vec<u8>,
-    /// Keep standard input open, once written, until standard output
-    /// holds this (or the program ends): for a program that stops at the
-    /// end of its input before it has answered all of it, such as an MCP
-    /// server. `None`: closed once written.
-    pub close_stdin_after: Option<Vec<u8>>,
 }
 
 /// How it ended.
@@ -97,24 +92,17 @@ pub async fn run(
     let kill_group = || group.kill();
     let mut stdin = child.stdin.take();
     let input = what.stdin;
-    let seen = std::sync::Arc::new(tokio::sync::Notify::new());
-    let wait_for = what.close_stdin_after.clone();
-    let answered = seen.clone();
     let writer = async move {
         if let Some(pipe) = stdin.as_mut() {
             // A program that does not read its input closes the pipe: fine.
             let _ = pipe.write_all(&input).await;
         }
-        if wait_for.is_some() {
-            answered.notified().await;
-        }
         drop(stdin);
     };
     // The streams are read by tasks of their own, so that what the program
     // wrote before its timeout is kept.
-    let watch = what.close_stdin_after.map(|needle| (needle, seen));
-    let stdout = tokio::spawn(capped(child.stdout.take(), cap, watch));
-    let stderr = tokio::spawn(capped(child.stderr.take(), cap, None));
+    let stdout = tokio::spawn(capped(child.stdout.take(), cap));
+    let stderr = tokio::spawn(capped(child.stderr.take(), cap));
     let writer = tokio::spawn(writer);
     let waited = tokio::time::timeout(timeout, child.wait()).await;
     // Whatever it started goes with it (which also closes the pipes those
@@ -180,11 +168,7 @@ impl Drop for Group {
 }
 
 /// Reads `pipe` to its end, keeping the first `cap` bytes.
-async fn capped(
-    pipe: Option<impl AsyncRead + Unpin>,
-    cap: usize,
-    mut watch: Option<(Vec<u8>, std::sync::Arc<tokio::sync::Notify>)>,
-) -> (Vec<u8>, bool) {
+async fn capped(pipe: Option<impl AsyncRead + Unpin>, cap: usize) -> (Vec<u8>, bool) {
     let Some(mut pipe) = pipe else {
         return (Vec::new(), false);
     };
@@ -195,27 +179,11 @@ async fn capped(
         match pipe.read(&mut chunk).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                let before = kept.len();
                 let room = cap.saturating_sub(kept.len());
                 kept.extend_from_slice(&chunk[..n.min(room)]);
                 truncated |= n > room;
-                // Only what is new (and the needle's length before it) is
-                // searched, so the search stays linear in the output.
-                let found = watch.as_ref().is_some_and(|(needle, _)| {
-                    let from = before.saturating_sub(needle.len());
-                    truncated
-                        || kept[from..]
-                            .windows(needle.len().max(1))
-                            .any(|w| w == needle.as_slice())
-                });
-                if found && let Some((_, seen)) = watch.take() {
-                    seen.notify_one();
-                }
             }
         }
-    }
-    if let Some((_, seen)) = watch {
-        seen.notify_one();
     }
     (kept, truncated)
 }

@@ -142,7 +142,6 @@ fn sh(script: &str) -> Stdio3 {
         env: vec![("PATH".into(), "/usr/bin:/bin".into())],
         cwd: None,
         stdin: b"from stdin".to_vec(),
-        close_stdin_after: None,
     }
 }
 

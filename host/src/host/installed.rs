@@ -7,8 +7,9 @@
 //!   plugin runs programs unconfined, where the launcher runs as written):
 //!   never through a package manager, never from the network.
 //! - The install must be the code the lock records (package, version,
-//!   integrity, every dependency); under `--locked` every installed file
-//!   is checked too. An install the lock does not know yet is recorded
+//!   integrity, every dependency), and is checked before each start of
+//!   the server (what `lstat` says of each entry; under `--locked`, every
+//!   installed file). An install the lock does not know yet is recorded
 //!   (trust on first use), except under `--locked`.
 //! - Each refusal is one line naming the server and what to run.
 
@@ -18,7 +19,7 @@ use crate::grant::Grants;
 use crate::mcp::declaration::{Declaration, Transport};
 use crate::mcp::launch::{Launch, LaunchError, Target};
 use crate::mcp::launcher;
-use crate::mcp::store::Installed;
+use crate::mcp::store::{Installed, StartCheck};
 
 use super::HostBuilder;
 
@@ -27,6 +28,7 @@ use super::HostBuilder;
 struct FromStore {
     installed: Installed,
     server_args: Vec<String>,
+    check: StartCheck,
 }
 
 impl HostBuilder {
@@ -152,14 +154,11 @@ impl HostBuilder {
         };
         // Every start: cheaply, what each entry's status says; under
         // --locked, every byte.
-        if locked {
-            store.verify(&installed, server)?;
-        } else {
-            store.check(&installed, server)?;
-        }
+        let check = StartCheck::new(store.clone(), installed.clone(), server, locked);
         Ok(Some(FromStore {
             installed,
             server_args,
+            check,
         }))
     }
 }
@@ -171,6 +170,7 @@ impl FromStore {
         let Target::Process(process) = &mut launch.target else {
             return Ok(launch);
         };
+        launch.store_check = Some(self.check);
         let path = std::env::var_os("PATH");
         let (program, mut args) = self.installed.command(path.as_deref())?;
         args.extend(self.server_args);

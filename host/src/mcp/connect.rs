@@ -71,6 +71,9 @@ pub(super) struct Failure {
     pub login: Option<bool>,
     /// The server's `WWW-Authenticate` challenge, when it refused so.
     pub challenge: Option<String>,
+    /// Nothing was started or reached: the host refused first (its
+    /// install was changed), and trying again cannot help.
+    pub settled: bool,
 }
 
 impl From<String> for Failure {
@@ -80,6 +83,7 @@ impl From<String> for Failure {
             said: None,
             login: None,
             challenge: None,
+            settled: false,
         }
     }
 }
@@ -121,6 +125,19 @@ pub(super) async fn connect(
     server: &str,
     generations: &AtomicU64,
 ) -> Result<Connection, Failure> {
+    // A server run from its install starts only from the install as it was
+    // put in place: checked before anything is started, once per session.
+    if let Some(check) = launch.store_check.clone() {
+        let checked = tokio::task::spawn_blocking(move || check.run())
+            .await
+            .unwrap_or_else(|e| Err(format!("the check of its install failed: {e}")));
+        if let Err(reason) = checked {
+            return Err(Failure {
+                settled: true,
+                ..Failure::from(reason)
+            });
+        }
+    }
     let auto = ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
         legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
@@ -278,6 +295,7 @@ async fn open(
                         said: child.stderr_tail(),
                         login: None,
                         challenge: None,
+                        settled: false,
                     }))
                 }
             }
@@ -349,6 +367,7 @@ async fn open(
                         said: None,
                         login: Some(refusal.login_would_help),
                         challenge: Some(challenge.to_owned()),
+                        settled: false,
                     });
                 }
                 Refused {

@@ -1,7 +1,8 @@
 //! `tiny-harness mcp doctor SERVER`: a stdio server started as the host
 //! starts it (same program, environment and confinement), under `strace`,
-//! through an MCP handshake; every file access and connection the kernel
-//! denied it, and the grants that would allow them.
+//! through the session's own handshake and a tool listing; every file
+//! access and connection the kernel denied it, and the grants that would
+//! allow them.
 //!
 //! Invariants:
 //! - The server runs exactly as confined as it would run for the host
@@ -17,8 +18,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::confine::{Exited, Stdio3};
-use crate::grant::start::Program;
+use super::launch::{Launch, Program, Target};
+use super::session::{McpSource, Once, once};
 
 /// The most trace read.
 pub const MAX_TRACE_BYTES: u64 = 64 << 20;
@@ -46,9 +47,10 @@ pub enum Denied {
 pub struct Diagnosis {
     /// How long the server ran.
     pub ran: Duration,
-    /// How it ended, for people.
+    /// How the session went, for people: the tools it listed, or why it
+    /// listed none.
     pub ended: String,
-    /// Whether it answered the tool listing.
+    /// Whether it listed its tools.
     pub listed: bool,
     /// What the kernel denied it, in order, without repeats.
     pub denied: Vec<Denied>,
@@ -58,14 +60,19 @@ pub struct Diagnosis {
     pub notes: Vec<String>,
 }
 
-/// Starts `program` (server `server` of plugin `plugin`) under `strace`,
-/// as confined as the host confines it, sends it an MCP handshake and a
-/// tool listing, and reads what it was denied, within `timeout`.
-pub async fn diagnose(
-    program: &Program,
-    plugin: &str,
-    timeout: Duration,
-) -> Result<Diagnosis, String> {
+/// Starts the stdio server of `source` under `strace`, as confined as the
+/// host confines it (its install checked first, as at every start), and
+/// opens a session with it the way every session opens (`server/discover`,
+/// then `initialize` at 2025-11-25), lists its tools, closes it, and reads
+/// what the kernel denied it. Bounded by the server's start and call
+/// timeouts.
+pub async fn diagnose(source: &McpSource) -> Result<Diagnosis, String> {
+    let Some(launch) = source.launch() else {
+        return Err(source.status().state.to_string());
+    };
+    let Target::Process(program) = &launch.target else {
+        return Err("it is reached over HTTP: mcp doctor starts stdio servers".to_owned());
+    };
     let path = std::env::var_os("PATH");
     let strace = super::store::find("strace", path.as_deref()).ok_or(
         "mcp doctor traces the server with strace, which is not on PATH: install it \
@@ -74,9 +81,12 @@ pub async fn diagnose(
     let trace_dir = crate::confine::PrivateDir::create("doctor")
         .map_err(|e| format!("cannot make a directory for the trace: {e}"))?;
     let trace = trace_dir.path().join("trace");
+    // Appended to: a server that does not answer server/discover is
+    // started again for initialize, and both starts are read.
     let mut args: Vec<String> = [
         "-f",
         "-qq",
+        "-A",
         "-s",
         "4096",
         "-e",
@@ -97,51 +107,47 @@ pub async fn diagnose(
         policy.write.push(trace_dir.path().to_owned());
         policy
     });
-    let handshake = concat!(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"tiny-harness-doctor","version":"0"}}}"#,
-        "\n",
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        "\n",
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-        "\n"
-    );
-    let what = Stdio3 {
-        program: strace,
-        args,
-        env: program.env.clone(),
-        cwd: program.cwd.clone(),
-        stdin: handshake.as_bytes().to_vec(),
-        // A server may stop at the end of its input before it answers the
-        // listing: its input stays open until the answer (id 2) or its end.
-        close_stdin_after: Some(br#""id":2"#.to_vec()),
+    let traced = Launch {
+        server: launch.server.clone(),
+        target: Target::Process(Program {
+            command: program.command.clone(),
+            program: strace,
+            args,
+            env: program.env.clone(),
+            cwd: program.cwd.clone(),
+            policy,
+            secrets: program.secrets.clone(),
+        }),
+        timeout: launch.timeout,
+        start_timeout: launch.start_timeout,
+        eager: false,
+        roots: launch.roots.clone(),
+        store_check: launch.store_check.clone(),
     };
     let started = Instant::now();
-    let ran = crate::confine::run(what, policy, 4 << 20, timeout)
-        .await
-        .map_err(|e| format!("cannot start {}: {e}", program.program.display()))?;
-    let ran_for = started.elapsed();
-    let out = String::from_utf8_lossy(&ran.stdout);
-    let listed = out
-        .lines()
-        .any(|l| l.contains("\"id\":2") && l.contains("\"tools\""));
-    let ended = if ran.timed_out {
-        format!(
-            "it was still running after {} ms, and was stopped",
-            timeout.as_millis()
-        )
-    } else {
-        match ran.exited {
-            Exited::Code(code) => format!("it exited with code {code}"),
-            Exited::Signal(signal) => format!("it was killed by signal {signal}"),
-        }
+    let went = once(&traced, source.plugin(), source.limits()).await;
+    let ran = started.elapsed();
+    let (listed, ended) = match went {
+        Once::Listed(tools) => (
+            true,
+            format!("it listed its tools ({tools} on the first page)"),
+        ),
+        Once::Unopened { failure, .. } => (
+            false,
+            format!(
+                "it did not list its tools: it did not open a session: {}",
+                failure.detailed()
+            ),
+        ),
+        Once::Unlisted { reason, .. } => (false, format!("it did not list its tools: {reason}")),
     };
     let text = crate::file::read_regular(&trace, "trace", MAX_TRACE_BYTES)
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
     let denied = denials(&text);
-    let (fixes, notes) = fixes(&denied, plugin, program);
+    let (fixes, notes) = fixes(&denied, source.plugin(), program);
     Ok(Diagnosis {
-        ran: ran_for,
+        ran,
         ended,
         listed,
         denied,

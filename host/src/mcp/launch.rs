@@ -46,6 +46,9 @@ pub struct Launch {
     /// Roots to answer `roots/list` with, as `file://` URIs of granted
     /// directories.
     pub roots: Vec<String>,
+    /// For a server run from its install: what is checked before each
+    /// start of its program.
+    pub store_check: Option<crate::mcp::store::StartCheck>,
 }
 
 /// What a [`Launch`] starts or reaches.
@@ -155,6 +158,7 @@ impl Launch {
                 .map_or(DEFAULT_START_TIMEOUT, |t| t.min(MAX_START_TIMEOUT)),
             eager: declaration.eager,
             roots,
+            store_check: None,
         })
     }
 

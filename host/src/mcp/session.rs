@@ -14,7 +14,7 @@
 //! - Dropping the source kills the server's process group; [`McpSource::shutdown`]
 //!   first closes its stdin and gives it [`super::child::SHUTDOWN_GRACE`].
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -36,6 +36,7 @@ mod calls;
 mod probe;
 
 pub use probe::Unauthenticated;
+pub(super) use probe::{Once, once};
 
 /// Attempts of one idempotent call, the first included.
 pub const MAX_ATTEMPTS: u32 = 3;
@@ -127,6 +128,9 @@ pub struct McpSource {
     /// why it could not be started: the host's own words, and whether a
     /// login would help.
     refused: Mutex<Option<(String, bool)>>,
+    /// The last start was refused by the host before anything ran (a
+    /// changed install): a call is not tried again for it.
+    settled: AtomicBool,
 }
 
 impl std::fmt::Debug for McpSource {
@@ -183,6 +187,7 @@ impl McpSource {
             checked: AtomicU64::new(u64::MAX),
             relisting: tokio::sync::Mutex::new(()),
             refused: Mutex::new(None),
+            settled: AtomicBool::new(false),
         }
     }
 
@@ -221,6 +226,38 @@ impl McpSource {
     /// The server's name.
     pub fn server(&self) -> &str {
         &self.server
+    }
+
+    /// Checks the install this server runs from as its next start would
+    /// (see [`StartCheck`](super::store::StartCheck)), without starting
+    /// it: a server not started yet whose install was changed is marked
+    /// failed with why. `Ok` for a server that runs from no install.
+    pub fn check_install(&self) -> Result<(), String> {
+        let Some(check) = self.launch.as_ref().and_then(|l| l.store_check.as_ref()) else {
+            return Ok(());
+        };
+        check.run().inspect_err(|why| {
+            self.set_status(|s| {
+                if s.state == State::NotStarted {
+                    s.state = State::Failed(why.clone());
+                }
+            })
+        })
+    }
+
+    /// Whether its last start was refused before anything ran.
+    pub(crate) fn settled(&self) -> bool {
+        self.settled.load(Ordering::SeqCst)
+    }
+
+    /// The plugin it is reached for.
+    pub fn plugin(&self) -> &str {
+        &self.plugin
+    }
+
+    /// What its calls and listings may take.
+    pub(crate) fn limits(&self) -> &SourceLimits {
+        &self.limits
     }
 
     /// How the source stands.
@@ -416,6 +453,7 @@ impl McpSource {
         });
         match opened {
             Ok(open) => {
+                self.settled.store(false, Ordering::SeqCst);
                 let peer = open.service.peer().clone();
                 let generation = open.generation;
                 if generation > 1 {
@@ -443,10 +481,12 @@ impl McpSource {
                 if let Some(said) = &failure.said {
                     tracing::warn!(target: "tiny_harness::mcp", server = %self.server, "its last words: {said}");
                 }
+                self.settled.store(failure.settled, Ordering::SeqCst);
                 // A confined program that did not start may have been
                 // denied what it needs: say so, and how to find out.
                 if let super::launch::Target::Process(program) = &launch.target
                     && program.policy.is_some()
+                    && !failure.settled
                 {
                     failure.reason.push_str(&format!(
                         " (it ran confined: tiny-harness mcp doctor {} names what it was denied)",

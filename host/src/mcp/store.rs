@@ -163,6 +163,41 @@ impl Installed {
     }
 }
 
+/// What a server run from its install checks before each start of its
+/// program: the cheap check ([`Store::check`]), or under `--locked` every
+/// byte ([`Store::verify`]). Made when the host loads, run when the
+/// server starts (so a host whose server is never called pays nothing,
+/// and a store changed while the host runs is found at the next start).
+#[derive(Debug, Clone)]
+pub struct StartCheck {
+    store: Store,
+    installed: Installed,
+    server: String,
+    full: bool,
+}
+
+impl StartCheck {
+    /// The check of `installed`, the install of `server` in `store`;
+    /// `full` under `--locked`.
+    pub fn new(store: Store, installed: Installed, server: &str, full: bool) -> StartCheck {
+        StartCheck {
+            store,
+            installed,
+            server: server.to_owned(),
+            full,
+        }
+    }
+
+    /// Runs it: one line saying what changed and what to run.
+    pub fn run(&self) -> Result<(), String> {
+        if self.full {
+            self.store.verify(&self.installed, &self.server)
+        } else {
+            self.store.check(&self.installed, &self.server)
+        }
+    }
+}
+
 /// The largest [`STAT_FILE`] read: a line of about 100 bytes for each of
 /// at most [`MAX_TREE_FILES`] entries.
 const MAX_RECORD_BYTES: u64 = (MAX_TREE_FILES as u64) * 256;
@@ -232,10 +267,10 @@ impl Store {
         Ok(Some(Installed { dir, manifest }))
     }
 
-    /// Checks cheaply that the install is as it was put in place: what
-    /// `lstat` says of every entry against what the install recorded
-    /// ([`stat_record`], in [`STAT_FILE`]), reading no file and no
-    /// directory. An install without that record (made before it was
+    /// Checks cheaply that the install is as it was put in place: the
+    /// status of every entry the install recorded ([`stat_record`], in
+    /// [`STAT_FILE`]: all but the files no runtime loads) against the
+    /// record, reading no file and no directory. An install without that record (made before it was
     /// kept) is checked in full once ([`Store::verify`]) and the record
     /// is added then.
     pub fn check(&self, installed: &Installed, server: &str) -> Result<(), String> {
@@ -496,7 +531,6 @@ async fn run(step: Step, confined: bool, budget: &Budget) -> Result<(), String> 
         env,
         cwd: Some(cwd),
         stdin: Vec::new(),
-        close_stdin_after: None,
     };
     let timed_out = || {
         let why = match &registry {

@@ -78,7 +78,6 @@ impl ExecAccess {
             env: program.env,
             cwd: program.cwd,
             stdin: command.stdin,
-            close_stdin_after: None,
         };
         let ran = confine::run(what, program.policy, ctx.limits.result_bytes, timeout)
             .await

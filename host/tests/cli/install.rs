@@ -124,6 +124,18 @@ fn a_pasted_npx_config_runs_confined_after_mcp_install_and_its_code_is_pinned() 
         "{}",
         text(&plain)
     );
+    // Said once, not retried, with no hint at a grant: nothing ran.
+    assert!(
+        !stdout(&plain).contains("attempts") && !stdout(&plain).contains("mcp doctor"),
+        "{}",
+        text(&plain)
+    );
+    let plugins = stdout(&run_in(dir.path(), &["plugins"], None));
+    assert!(
+        plugins.contains("failed: the installed files of everything")
+            && plugins.contains("dist/index.js is not as the install left it"),
+        "{plugins}"
+    );
     let diff = run_in(dir.path(), &["pins", "diff"], None);
     assert_eq!(diff.status.code(), Some(1), "{}", text(&diff));
     assert!(

@@ -204,7 +204,7 @@ impl ToolSource for McpSource {
             loop {
                 let outcome = self.attempt(tool, arguments, deadline, 1).await;
                 match outcome {
-                    Err(error) if error.is_transient() => {
+                    Err(error) if error.is_transient() && !self.settled() => {
                         let pause = backoff(attempt);
                         if !retry || attempt >= MAX_ATTEMPTS || Instant::now() + pause >= deadline {
                             return Err(not_retried(error, retry, attempt));

@@ -9,9 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use super::super::client::{Handler, Shared};
-use super::super::connect::{self, close};
+use super::super::connect::{self, Failure, close};
 use super::super::launch::{Endpoint, Launch, Target};
 use super::McpSource;
+use super::SourceLimits;
 
 /// What a server answered a session opened without a token.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,55 +53,92 @@ impl McpSource {
             start_timeout: launch.start_timeout,
             eager: false,
             roots: launch.roots.clone(),
+            store_check: None,
         };
-        let handler = Handler {
-            server: format!("{}/{}", self.plugin, self.server).into(),
-            shared: Arc::new(Shared::default()),
-            protocol: rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE,
-            roots: bare.roots.clone().into(),
-        };
-        let opened = tokio::time::timeout(
-            bare.start_timeout,
-            connect::connect(
-                &bare,
-                handler,
-                &self.limits,
-                &self.server,
-                &AtomicU64::new(0),
-            ),
-        )
-        .await;
-        let open = match opened {
-            Err(_) => {
-                return Some(Unauthenticated::Failed(format!(
-                    "it did not open a session within {} ms (its start_timeout_ms)",
-                    bare.start_timeout.as_millis()
-                )));
+        Some(match once(&bare, &self.plugin, &self.limits).await {
+            Once::Listed(_) => Unauthenticated::Answered,
+            Once::Unopened {
+                challenge: Some(challenge),
+                ..
             }
-            Ok(Err(failure)) => {
-                return Some(match failure.challenge {
-                    Some(challenge) => Unauthenticated::Challenged(challenge),
-                    None => Unauthenticated::Failed(failure.reason),
-                });
-            }
-            Ok(Ok(open)) => open,
-        };
-        let listed = tokio::time::timeout(bare.timeout, open.service.peer().list_tools(None)).await;
-        let answer = match listed {
-            Ok(Ok(_)) => Unauthenticated::Answered,
-            Ok(Err(e)) => match e.auth_challenge() {
-                Some(challenge) => Unauthenticated::Challenged(challenge.to_owned()),
-                None => Unauthenticated::Failed(format!(
-                    "it opened a session but did not list its tools: {}",
-                    crate::display::one_line(&e.to_string())
-                )),
-            },
-            Err(_) => Unauthenticated::Failed(format!(
-                "it opened a session but did not list its tools within {} ms",
-                bare.timeout.as_millis()
-            )),
-        };
-        close(open).await;
-        Some(answer)
+            | Once::Unlisted {
+                challenge: Some(challenge),
+                ..
+            } => Unauthenticated::Challenged(challenge),
+            Once::Unopened { failure, .. } => Unauthenticated::Failed(failure.reason),
+            Once::Unlisted { reason, .. } => Unauthenticated::Failed(reason),
+        })
     }
+}
+
+/// How one session opened the way every session opens went, with the
+/// first page of tools listed.
+pub(in crate::mcp) enum Once {
+    /// It listed this many tools (on its first page).
+    Listed(usize),
+    /// No session opened: why (a timeout said as one), and the server's
+    /// `WWW-Authenticate` challenge when it refused so.
+    Unopened {
+        failure: Failure,
+        challenge: Option<String>,
+    },
+    /// A session opened, but the listing failed: why, in one line.
+    Unlisted {
+        reason: String,
+        challenge: Option<String>,
+    },
+}
+
+/// Opens one session with `launch`'s server (of plugin `plugin`) through
+/// [`connect::connect`], with a handler state of its own, lists the first
+/// page of its tools and closes it (a program started is stopped with
+/// all it started). Bounded by the launch's start and call timeouts.
+pub(in crate::mcp) async fn once(launch: &Launch, plugin: &str, limits: &SourceLimits) -> Once {
+    let handler = Handler {
+        server: format!("{plugin}/{}", launch.server).into(),
+        shared: Arc::new(Shared::default()),
+        protocol: rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE,
+        roots: launch.roots.clone().into(),
+    };
+    let opened = tokio::time::timeout(
+        launch.start_timeout,
+        connect::connect(launch, handler, limits, &launch.server, &AtomicU64::new(0)),
+    )
+    .await;
+    let open = match opened {
+        Err(_) => {
+            return Once::Unopened {
+                failure: Failure::from(format!(
+                    "it did not open a session within {} ms (its start_timeout_ms)",
+                    launch.start_timeout.as_millis()
+                )),
+                challenge: None,
+            };
+        }
+        Ok(Err(failure)) => {
+            let challenge = failure.challenge.clone();
+            return Once::Unopened { failure, challenge };
+        }
+        Ok(Ok(open)) => open,
+    };
+    let listed = tokio::time::timeout(launch.timeout, open.service.peer().list_tools(None)).await;
+    let answer = match listed {
+        Ok(Ok(page)) => Once::Listed(page.tools.len()),
+        Ok(Err(e)) => Once::Unlisted {
+            challenge: e.auth_challenge().map(str::to_owned),
+            reason: format!(
+                "it opened a session but did not list its tools: {}",
+                crate::display::one_line(&e.to_string())
+            ),
+        },
+        Err(_) => Once::Unlisted {
+            reason: format!(
+                "it opened a session but did not list its tools within {} ms",
+                launch.timeout.as_millis()
+            ),
+            challenge: None,
+        },
+    };
+    close(open).await;
+    answer
 }

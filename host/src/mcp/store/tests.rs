@@ -190,6 +190,57 @@ fn the_cheap_check_finds_an_edit_a_touch_an_added_file_and_a_removed_one() {
 }
 
 #[test]
+fn the_cheap_check_passes_over_documentation_declarations_and_maps_but_not_their_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::beside(&dir.path().join("agent.toml"));
+    let place = store.dir("mcp", "s");
+    std::fs::create_dir_all(place.join("node_modules/pkg/docs.md")).unwrap();
+    for (file, text) in [
+        ("README.md", "read me"),
+        ("index.d.ts", "export {};"),
+        ("index.js.map", "{}"),
+        ("docs.md/index.js", "x"),
+    ] {
+        std::fs::write(place.join("node_modules/pkg").join(file), text).unwrap();
+    }
+    let installed = installed_with_stat(&store, &place);
+    let record = std::fs::read_to_string(place.join(super::STAT_FILE)).unwrap();
+    assert!(
+        !record.contains("README.md")
+            && !record.contains("index.d.ts")
+            && !record.contains(".map")
+            && record.contains("node_modules/pkg/docs.md/index.js"),
+        "{record}"
+    );
+    // Edited in place: the cheap check passes over them, the full one
+    // does not.
+    for file in ["README.md", "index.d.ts", "index.js.map"] {
+        std::fs::write(place.join("node_modules/pkg").join(file), "changed").unwrap();
+    }
+    store.check(&installed, "s").unwrap();
+    assert!(store.verify(&installed, "s").is_err());
+    // A directory named like one is checked, and so is a documentation
+    // file added where a program would look for code.
+    std::fs::write(place.join("node_modules/pkg/docs.md/index.js"), "y").unwrap();
+    assert!(
+        store
+            .check(&installed, "s")
+            .unwrap_err()
+            .contains("docs.md/index.js")
+    );
+    std::fs::write(place.join("node_modules/pkg/docs.md/index.js"), "x").unwrap();
+    let _ = std::fs::remove_file(place.join(super::STAT_FILE));
+    let installed = installed_with_stat(&store, &place);
+    std::fs::write(place.join("node_modules/pkg/NEW.md"), "").unwrap();
+    assert!(
+        store
+            .check(&installed, "s")
+            .unwrap_err()
+            .contains("an entry in node_modules/pkg/ was added")
+    );
+}
+
+#[test]
 fn an_install_without_the_cheap_record_is_checked_in_full_once_and_gets_it() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::beside(&dir.path().join("agent.toml"));
