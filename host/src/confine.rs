@@ -36,7 +36,7 @@ mod start;
 
 pub use cgroup::{Contained, Containment, GroupLimits};
 pub use run::{Exited, RunOutput, Stdio3, run};
-pub use start::{PRIVATE_ENV, PrivateDir, Started, apply, command};
+pub use start::{Group, PRIVATE_ENV, PrivateDir, Started, apply, command};
 #[cfg(test)]
 mod tests;
 

@@ -38,6 +38,28 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
     escape(text, false)
 }
 
+/// `url` without userinfo, query or fragment, which may hold secrets. Text
+/// that does not parse is shown only by its scheme.
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.set_query(None);
+            parsed.set_fragment(None);
+            one_line(parsed.as_str()).into_owned()
+        }
+        Err(_) => {
+            let scheme: String = url
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+                .take(16)
+                .collect();
+            format!("{scheme}:… (not a URL)")
+        }
+    }
+}
+
 /// `text` with every control, bidi and invisible formatting character
 /// escaped except `\n` and `\t`: safe to print as lines of their own.
 pub fn block(text: &str) -> Cow<'_, str> {

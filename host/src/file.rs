@@ -20,6 +20,11 @@
 //!   regular files, such as those in `/proc`, report a size of 0);
 //! - every refusal is a [`FileError`] that displays as one line naming the
 //!   path, what is wrong and what to do.
+//!
+//! Writing one is atomic ([`replace`], and [`write`] for a private file):
+//! a reader or a crash sees the old file or the new one, never a part.
+
+pub(crate) mod write;
 
 use std::fmt;
 use std::fs::File;
@@ -481,5 +486,5 @@ mod tests {
 /// crash) sees the old file or the new one, never a part of either; the
 /// new file keeps the old one's permissions.
 pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    crate::pin::write::atomically(path, bytes)
+    write::atomically(path, bytes)
 }

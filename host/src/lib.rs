@@ -54,6 +54,7 @@
 
 pub mod config;
 pub mod confine;
+pub(crate) mod declaration;
 pub mod display;
 pub mod file;
 pub mod grant;

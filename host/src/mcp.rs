@@ -23,8 +23,13 @@ mod child;
 mod client;
 mod connect;
 pub mod convert;
-pub mod declaration;
+/// What a plugin declares about an MCP server (plain data, kept below the
+/// MCP runtime so that plugins produce it without depending on it).
+pub mod declaration {
+    pub use crate::declaration::*;
+}
 pub mod doctor;
+mod fetch;
 pub mod import;
 pub mod install;
 pub mod launch;

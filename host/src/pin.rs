@@ -81,7 +81,6 @@ mod code;
 mod diff;
 mod format;
 mod lock;
-pub(crate) mod write;
 
 pub use code::{Code, MAX_DEPENDENCIES};
 pub use diff::{MAX_DIFF_LINES, MAX_VALUE_CHARS, diff_lines};

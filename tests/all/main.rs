@@ -14,6 +14,7 @@ mod hostile_answers;
 mod intrinsics;
 mod isolation;
 mod journal;
+mod layers;
 mod limits_props;
 mod live;
 mod load_errors;

@@ -84,12 +84,7 @@ pub async fn run(
     let mut child = command.spawn()?;
     // Killed when this ends, however it ends: a call abandoned by its
     // caller (dropped at its deadline) takes the whole group with it.
-    let group = Group(
-        child
-            .id()
-            .and_then(|id| rustix::process::Pid::from_raw(id as i32)),
-    );
-    let kill_group = || group.kill();
+    let group = super::Group::of(&child, contained);
     let mut stdin = child.stdin.take();
     let input = what.stdin;
     let writer = async move {
@@ -107,10 +102,7 @@ pub async fn run(
     let waited = tokio::time::timeout(timeout, child.wait()).await;
     // Whatever it started goes with it (which also closes the pipes those
     // processes held, so the readers end).
-    kill_group();
-    if let Some(contained) = &contained {
-        contained.kill();
-    }
+    group.kill();
     let (status, timed_out) = match waited {
         Ok(status) => (status?, false),
         Err(_) => {
@@ -148,23 +140,6 @@ pub async fn run(
         stderr_truncated,
         timed_out,
     })
-}
-
-/// A program's process group, killed when dropped.
-struct Group(Option<rustix::process::Pid>);
-
-impl Group {
-    fn kill(&self) {
-        if let Some(group) = self.0 {
-            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-        }
-    }
-}
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }
 
 /// Reads `pipe` to its end, keeping the first `cap` bytes.

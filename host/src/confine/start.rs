@@ -31,6 +31,48 @@ pub struct Started {
     pub contained: Option<Contained>,
 }
 
+/// Everything a started program started: its process group (it leads a
+/// group of its own) and, where the host made them, its control groups.
+/// [`Group::kill`] kills both, and so does dropping it. The one place a
+/// program's processes are killed, for exec calls, installs and servers.
+#[derive(Debug)]
+pub struct Group {
+    leader: Option<rustix::process::Pid>,
+    contained: Option<Contained>,
+}
+
+impl Group {
+    /// The group of `child` (just spawned from a [`Started`] command) and
+    /// its control groups.
+    pub fn of(child: &tokio::process::Child, contained: Option<Contained>) -> Group {
+        Group {
+            leader: child
+                .id()
+                .and_then(|id| rustix::process::Pid::from_raw(id as i32)),
+            contained,
+        }
+    }
+
+    /// Kills every process of the group and of its control groups. The
+    /// group's id stays reserved until its leader is reaped, so this never
+    /// reaches another program's group; killing an empty one again is
+    /// harmless (`ESRCH`).
+    pub fn kill(&self) {
+        if let Some(leader) = self.leader {
+            let _ = rustix::process::kill_process_group(leader, rustix::process::Signal::KILL);
+        }
+        if let Some(contained) = &self.contained {
+            contained.kill();
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
 /// `program` with `args`, exactly the environment `env` (plus the private
 /// variables [`PRIVATE_ENV`] it does not set), in `cwd` or its private
 /// directory, with piped standard streams, made as [`apply`] says. The

@@ -33,11 +33,11 @@ pub const STDERR_TAIL_BYTES: usize = 4096;
 /// A running server program.
 #[derive(Debug)]
 pub struct Child {
+    /// Its process group and control groups: everything it starts, even
+    /// what leaves its process group, is killed with it. Dropped before
+    /// `child`, so the group is killed while its leader is not reaped.
+    group: crate::confine::Group,
     child: tokio::process::Child,
-    pgid: Option<rustix::process::Pid>,
-    /// Its control groups: everything it starts, even what leaves its
-    /// process group, is killed with it.
-    contained: Option<crate::confine::Contained>,
     stderr: Arc<Mutex<Tail>>,
     _private_dir: PrivateDir,
 }
@@ -88,9 +88,7 @@ impl Child {
             server,
         )?;
         let mut child = command.spawn()?;
-        let pgid = child
-            .id()
-            .and_then(|id| rustix::process::Pid::from_raw(id as i32));
+        let group = crate::confine::Group::of(&child, contained);
         let stdout = child
             .stdout
             .take()
@@ -108,9 +106,8 @@ impl Child {
         }
         Ok((
             Child {
+                group,
                 child,
-                pgid,
-                contained,
                 stderr,
                 _private_dir: private,
             },
@@ -138,12 +135,7 @@ impl Child {
     }
 
     fn kill_group(&mut self) {
-        if let Some(pgid) = self.pgid {
-            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
-        }
-        if let Some(contained) = &self.contained {
-            contained.kill();
-        }
+        self.group.kill();
         let _ = self.child.start_kill();
     }
 }

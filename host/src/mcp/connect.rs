@@ -33,7 +33,6 @@ use super::bounded::{BoundedLines, Cause, MAX_DEPTH, Tripped};
 use super::child::Child;
 use super::client::{Handler, Shared};
 use super::launch::{Launch, Target};
-use super::session::SourceLimits;
 
 /// Pages of `tools/list` followed before a listing is refused.
 pub const MAX_PAGES: usize = 1000;
@@ -110,7 +109,8 @@ impl Failure {
 }
 
 /// Starts or reaches `launch`'s server and opens a session with it, as
-/// connection number `generations + 1` of source `server`.
+/// connection number `generations + 1` of source `server`, taking messages
+/// of at most `largest` bytes from it.
 ///
 /// The host asks for 2026-07-28 with `server/discover` and falls back to
 /// `initialize` at 2025-11-25 when the server answers with an error (rmcp
@@ -121,7 +121,7 @@ impl Failure {
 pub(super) async fn connect(
     launch: &Launch,
     handler: Handler,
-    limits: &SourceLimits,
+    largest: usize,
     server: &str,
     generations: &AtomicU64,
 ) -> Result<Connection, Failure> {
@@ -142,7 +142,7 @@ pub(super) async fn connect(
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
         legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
     };
-    let (mut open, why) = match open(launch, handler.clone(), auto, limits, server).await {
+    let (mut open, why) = match open(launch, handler.clone(), auto, largest, server).await {
         Ok(open) => {
             let why = open
                 .service
@@ -160,7 +160,7 @@ pub(super) async fn connect(
             failure,
         }) => {
             tracing::debug!(target: "tiny_harness::mcp", server, "falling back to initialize: {}", failure.reason);
-            let open = open(launch, handler, ClientLifecycleMode::Initialize, limits, server)
+            let open = open(launch, handler, ClientLifecycleMode::Initialize, largest, server)
                 .await
                 .map_err(|refused| Failure {
                     reason: format!(
@@ -245,14 +245,12 @@ async fn open(
     launch: &Launch,
     handler: Handler,
     lifecycle: ClientLifecycleMode,
-    limits: &SourceLimits,
+    largest: usize,
     server: &str,
 ) -> Result<Connection, Refused> {
-    // Room for the largest result or listing the limits allow, and
-    // never less than rmcp's own default.
-    let message_limit = (limits.result_bytes.max(limits.registration.total_bytes))
-        .saturating_mul(2)
-        .max(rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH);
+    // Room for the largest message, and never less than rmcp's own
+    // default.
+    let message_limit = largest.max(rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH);
     match &launch.target {
         Target::Process(process) => {
             let (mut child, stdout, stdin) = Child::spawn(process, server)
@@ -360,8 +358,13 @@ async fn open(
             }
             let service = served.map_err(|e| {
                 if let Some(challenge) = e.auth_challenge() {
-                    let refusal =
-                        super::oauth::refusal(&launch.server, endpoint, challenge, logged_in);
+                    let refusal = super::oauth::refusal(
+                        &launch.server,
+                        &endpoint.url,
+                        endpoint.login.as_ref(),
+                        challenge,
+                        logged_in,
+                    );
                     return Refused::from(Failure {
                         reason: refusal.reason,
                         said: None,

@@ -11,6 +11,7 @@
 //! - Values that may be secret (environment values, header values, a URL's
 //!   userinfo and query) never reach `Debug`, `Display` or an error.
 
+use crate::display::redact_url;
 use std::fmt;
 use std::time::Duration;
 
@@ -255,26 +256,4 @@ fn endpoint(plugin: &str, http: &Http, grants: &Grants) -> Result<Endpoint, Laun
         login: None,
         oauth,
     })
-}
-
-/// `url` without userinfo, query or fragment, which may hold secrets. Text
-/// that does not parse is shown only by its scheme.
-pub fn redact_url(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut parsed) => {
-            let _ = parsed.set_username("");
-            let _ = parsed.set_password(None);
-            parsed.set_query(None);
-            parsed.set_fragment(None);
-            crate::display::one_line(parsed.as_str()).into_owned()
-        }
-        Err(_) => {
-            let scheme: String = url
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-                .take(16)
-                .collect();
-            format!("{scheme}:… (not a URL)")
-        }
-    }
 }

@@ -113,8 +113,8 @@ impl Plan {
 
     /// What `mcp install` installs for it, and the server's own arguments,
     /// when the launcher fetches its package at every start.
-    pub fn fetch(&self) -> Option<(super::store::Fetch, &[String])> {
-        use super::store::Fetch;
+    pub fn fetch(&self) -> Option<(super::fetch::Fetch, &[String])> {
+        use super::fetch::Fetch;
         match &self.kind {
             Kind::Npm {
                 package,

@@ -244,16 +244,19 @@ impl CredentialStore for Slot {
 /// accepts the one there is, or wants a wider scope (recorded, so that the
 /// next `mcp login` asks for it). A 403 for scopes already granted is not
 /// helped by a login, and says so.
+/// `url` is the server's, `kept` where its login is kept (`None` for a
+/// host that keeps none).
 pub(crate) fn refusal(
     server: &str,
-    endpoint: &super::launch::Endpoint,
+    url: &url::Url,
+    kept: Option<&Slot>,
     challenge: &str,
     logged_in: bool,
 ) -> Refusal {
     use rmcp::transport::auth::WWWAuthenticateParams;
-    let params = WWWAuthenticateParams::parse(challenge, &endpoint.url);
+    let params = WWWAuthenticateParams::parse(challenge, url);
     let login = format!("run tiny-harness mcp login {server}");
-    let Some(slot) = &endpoint.login else {
+    let Some(slot) = kept else {
         return Refusal {
             reason: format!(
                 "server {server} asks for an OAuth login, and this host keeps none (it keeps them beside a config file: {login} with --config)"

@@ -108,6 +108,17 @@ pub struct SourceLimits {
     pub registration: RegistrationLimits,
 }
 
+impl SourceLimits {
+    /// The longest message the session takes from the server: room for
+    /// the largest result or listing these limits allow (a session that
+    /// receives a longer one ends).
+    pub(crate) fn message_bytes(&self) -> usize {
+        self.result_bytes
+            .max(self.registration.total_bytes)
+            .saturating_mul(2)
+    }
+}
+
 /// An MCP server reached for a plugin: a [`ToolSource`].
 pub struct McpSource {
     plugin: String,
@@ -439,7 +450,7 @@ impl McpSource {
             connect::connect(
                 launch,
                 self.handler(launch),
-                &self.limits,
+                self.limits.message_bytes(),
                 &self.server,
                 &self.generations,
             ),

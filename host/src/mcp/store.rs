@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+pub use super::fetch::Fetch;
 pub use tree::{MAX_TREE_FILES, STAT_FILE, stat_changed, stat_record, tree_hash};
 
 use crate::pin::Code;
@@ -36,72 +37,6 @@ pub const MANIFEST: &str = "install.json";
 
 /// The largest manifest read (it lists every dependency).
 const MAX_MANIFEST_BYTES: u64 = 4 << 20;
-
-/// What to install: a package fetched by a launcher at every start.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fetch {
-    /// An npm package (`npx -y PKG`): `package` as written (a name with an
-    /// optional `@version`), `command` the program of it to run.
-    Npm {
-        /// The package spec.
-        package: String,
-        /// The program (one of its `bin`s) to run.
-        command: String,
-    },
-    /// A PyPI package (`uvx PKG`): `command` the console script to run.
-    PyPi {
-        /// The requirement (`mcp-server-time`, `mcp-server-time==1.0`).
-        package: String,
-        /// The console script to run.
-        command: String,
-    },
-}
-
-impl Fetch {
-    /// What it installs, for people: `npm @scope/pkg@1.0`, `PyPI
-    /// mcp-server-time`.
-    pub fn describe(&self) -> String {
-        match self {
-            Fetch::Npm { package, .. } => format!("npm {}", crate::display::one_line(package)),
-            Fetch::PyPi { package, .. } => format!("PyPI {}", crate::display::one_line(package)),
-        }
-    }
-
-    /// The exact version the spec asks for (`pkg@1.2.3`, `pkg==1.2.3`), if
-    /// it asks for one.
-    pub fn exact_version(&self) -> Option<&str> {
-        let version = match self {
-            Fetch::Npm { package, .. } => {
-                let at = package.rfind('@').filter(|at| *at > 0)?;
-                &package[at + 1..]
-            }
-            Fetch::PyPi { package, .. } => package
-                .split_once("==")
-                .map(|(_, v)| v)
-                .or_else(|| package.split_once('@').map(|(_, v)| v))?,
-        };
-        let version = version.trim();
-        let exact = !version.is_empty()
-            && version.starts_with(|c: char| c.is_ascii_digit())
-            && version
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'));
-        exact.then_some(version)
-    }
-
-    /// Why the code `recorded` is not what this spec asks for, if it is
-    /// not (only an exact version can disagree).
-    pub fn conflict(&self, recorded: &Code, server: &str) -> Option<String> {
-        let wanted = self.exact_version()?;
-        (wanted != recorded.version).then(|| {
-            format!(
-                "the config asks for version {wanted}, the lock records {}: run tiny-harness mcp \
-                 install --upgrade {server} to install {wanted} and record it",
-                recorded.version
-            )
-        })
-    }
-}
 
 /// An install's manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -589,7 +524,7 @@ fn last_words(said: &str) -> String {
 
 /// A registry URL for people: no userinfo, query or fragment.
 fn shown_registry(url: &str) -> String {
-    crate::mcp::launch::redact_url(url.trim())
+    crate::display::redact_url(url.trim())
 }
 
 #[cfg(test)]

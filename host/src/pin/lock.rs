@@ -17,7 +17,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::format::{self, LockIn, LockOut, MAX_SCHEMA_DEPTH, Probe, VERSION};
+use super::format::{
+    self, DefinitionOut, LockIn, LockOut, MAX_SCHEMA_DEPTH, NOTE, PluginOut, Probe, ServerOut,
+    ToolOut, VERSION,
+};
 use super::{definition_hash, pointer, shown};
 use crate::file::{self, FileError, Reason};
 use crate::tool::ToolDefinition;
@@ -247,7 +250,7 @@ impl Lock {
     /// whatever order the maps were filled in, so `git diff` of two locks
     /// shows exactly the tools that changed.
     pub fn to_text(&self) -> String {
-        let mut text = serde_json::to_string_pretty(&LockOut::of(self))
+        let mut text = serde_json::to_string_pretty(&written(self))
             .expect("a lock serialises: every key is a string");
         text.push('\n');
         text
@@ -267,7 +270,7 @@ impl Lock {
                 problem,
             });
         }
-        super::write::atomically(path, self.to_text().as_bytes()).map_err(|source| {
+        file::write::atomically(path, self.to_text().as_bytes()).map_err(|source| {
             LockError::Write {
                 path: path.to_owned(),
                 source,
@@ -283,6 +286,40 @@ impl Lock {
     /// The pinned tools of server `server` of plugin `plugin`.
     pub fn server(&self, plugin: &str, server: &str) -> Option<&ServerPins> {
         self.plugins.get(plugin)?.servers.get(server)
+    }
+}
+
+/// `lock` in the shape it is written in.
+fn written(lock: &Lock) -> LockOut<'_> {
+    let plugins = lock.plugins.iter().map(|(plugin, pins)| {
+        let servers = pins.servers.iter().map(|(server, pins)| {
+            let tools = pins.tools.iter().map(|(tool, pin)| {
+                let out = ToolOut {
+                    definition: DefinitionOut::of(&pin.definition),
+                    hash: &pin.hash,
+                };
+                (tool.as_str(), out)
+            });
+            let out = ServerOut {
+                code: pins.code.as_ref(),
+                tools: tools.collect(),
+            };
+            (server.as_str(), out)
+        });
+        let out = PluginOut {
+            component: pins.component.as_deref(),
+            servers: servers.collect(),
+        };
+        (plugin.as_str(), out)
+    });
+    let installs = lock
+        .plugins
+        .values()
+        .any(|p| p.servers.values().any(|s| s.code.is_some()));
+    LockOut {
+        note: NOTE,
+        plugins: plugins.collect(),
+        version: if installs { VERSION } else { 1 },
     }
 }
 

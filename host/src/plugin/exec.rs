@@ -16,9 +16,10 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::bindings::tiny_harness::plugin::exec::{self as wit, Command, ExecError, Output};
-use super::sandbox::{CallState, Grants, Limits};
+use super::bindings::tiny_harness::plugin::exec::{Command, ExecError, Output};
+use super::limits::Limits;
 use crate::confine::{self, Exited, Stdio3};
+use crate::grant::Grants;
 
 /// What a plugin's calls may run: its name, grants and limits.
 #[derive(Debug)]
@@ -35,19 +36,9 @@ pub(crate) struct ExecAccess {
     pub deadline: Instant,
 }
 
-impl wit::Host for CallState {
-    async fn run(&mut self, command: Command) -> Result<Output, ExecError> {
-        let Some(access) = self.exec.clone() else {
-            return Err(ExecError::Denied(
-                "this host runs no programs for this plugin".to_owned(),
-            ));
-        };
-        access.run(command).await
-    }
-}
-
 impl ExecAccess {
-    async fn run(&self, command: Command) -> Result<Output, ExecError> {
+    /// Runs `command` for the call, as its plugin's grants allow.
+    pub(crate) async fn run(&self, command: Command) -> Result<Output, ExecError> {
         let ctx = &self.context;
         let cwd = command
             .cwd

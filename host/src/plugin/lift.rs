@@ -17,9 +17,9 @@
 //! many times its text in memory.
 
 use super::bindings;
-use super::sandbox::Limits;
+use super::limits::Limits;
+use crate::declaration::{Declaration, Http, Stdio, Transport};
 use crate::display;
-use crate::mcp::declaration::{Declaration, Http, Stdio, Transport};
 use crate::registry::{RegistrationLimit, RegistrationLimits, RegistryError};
 use crate::source::PendingTool;
 use crate::tool::{Annotations, CallError, ContentPart, ResultBudget, ToolDefinition, ToolResult};
@@ -217,16 +217,16 @@ fn declarations(
                 url: http.url.clone(),
                 headers: http.headers.clone(),
                 oauth: http.oauth.as_ref().map(|o| {
-                    Box::new(crate::mcp::declaration::OAuth {
+                    Box::new(crate::declaration::OAuth {
                         grant: match o.grant {
                             bindings::OauthGrant::AuthorizationCode => {
-                                crate::mcp::declaration::Grant::AuthorizationCode
+                                crate::declaration::Grant::AuthorizationCode
                             }
                             bindings::OauthGrant::ClientCredentials => {
-                                crate::mcp::declaration::Grant::ClientCredentials
+                                crate::declaration::Grant::ClientCredentials
                             }
                             bindings::OauthGrant::Enterprise => {
-                                crate::mcp::declaration::Grant::Enterprise
+                                crate::declaration::Grant::Enterprise
                             }
                         },
                         client_id: o.client_id.clone(),
@@ -237,7 +237,7 @@ fn declarations(
                         scopes: o.scopes.clone(),
                         callback_port: o.callback_port,
                         identity_provider: o.identity_provider.as_ref().map(|i| {
-                            crate::mcp::declaration::IdentityProvider {
+                            crate::declaration::IdentityProvider {
                                 issuer: i.issuer.clone(),
                                 token_endpoint: i.token_endpoint.clone(),
                                 client_id: i.client_id.clone(),

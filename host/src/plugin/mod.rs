@@ -21,6 +21,7 @@ mod error;
 mod exec;
 pub mod handles;
 mod lift;
+mod limits;
 pub mod sandbox;
 
 use std::path::{Path, PathBuf};
@@ -32,10 +33,11 @@ use wasmtime::{Store, Trap, UpdateDeadline};
 pub use cache::{CompileCache, CompileOrigin};
 pub use engine::PluginEngine;
 pub use error::LoadError;
-pub use sandbox::{CallState, DirGrant, DirMode, Grants, Limits};
+pub use limits::Limits;
+pub use sandbox::{CallState, DirGrant, DirMode, Grants};
 
+use crate::declaration::Declaration;
 use crate::display;
-use crate::mcp::Declaration;
 use crate::source::{CallFuture, CallLimits, PendingTool, ToolSource};
 use crate::tool::{CallError, ResultBudget, ToolResult};
 use bindings::PluginPre;

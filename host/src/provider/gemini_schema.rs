@@ -71,16 +71,7 @@ impl Default for SchemaLimits {
     }
 }
 
-/// One change the rewrite made.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SchemaRewrite {
-    /// JSON pointer (RFC 6901) to the keyword, as the module header says.
-    pub pointer: String,
-    /// What was done, and what that loses.
-    pub what: String,
-    /// Whether the hint now says less than the original schema.
-    pub lossy: bool,
-}
+pub use super::gemini_shapes::SchemaRewrite;
 
 /// `schema` in Gemini's subset, with every rewrite in schema order, and
 /// the shapes the API refuses settled last (`provider/gemini_shapes.rs`):

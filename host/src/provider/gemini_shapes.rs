@@ -15,7 +15,17 @@
 
 use serde_json::{Map, Value};
 
-use super::gemini_schema::SchemaRewrite;
+/// One change the rewrite made (here, or in `gemini_schema.rs` before).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaRewrite {
+    /// JSON pointer (RFC 6901) to the keyword, as `gemini_schema.rs`'s
+    /// header says.
+    pub pointer: String,
+    /// What was done, and what that loses.
+    pub what: String,
+    /// Whether the hint now says less than the original schema.
+    pub lossy: bool,
+}
 
 /// `schema` (the subset rewrite's output) with the refused shapes
 /// settled; `None` when nothing of it can be sent.

@@ -5,8 +5,8 @@
 //! granted host variable, never written in the config; `Debug` never shows
 //! either.
 
+use crate::grant::start::{LaunchError, MAX_PAIRS};
 use crate::mcp::declaration::{Grant, OAuth};
-use crate::mcp::launch::{LaunchError, MAX_PAIRS};
 
 /// A server's declared OAuth settings (`oauth` in its `mcpServers`
 /// entry), checked and with their `${NAME}` references resolved. The

@@ -259,7 +259,7 @@ impl Tokens {
         contents.version = 1;
         let text = serde_json::to_vec_pretty(&contents)
             .map_err(|e| self.fail(&format!("cannot encode it: {e}")))?;
-        crate::pin::write::privately(&self.path, &text)
+        crate::file::write::privately(&self.path, &text)
             .map_err(|e| self.fail(&format!("cannot write it: {e}")))?;
         Ok(had)
     }

@@ -140,7 +140,13 @@ impl McpSource {
                     .as_ref()
                     .and_then(|slot| slot.state().ok().flatten())
                     .is_some();
-                super::super::oauth::refusal(&self.server, endpoint, challenge, logged_in)
+                super::super::oauth::refusal(
+                    &self.server,
+                    &endpoint.url,
+                    endpoint.login.as_ref(),
+                    challenge,
+                    logged_in,
+                )
             }
             _ => super::super::oauth::Refusal {
                 reason: format!("server {} refused the host's credentials", self.server),

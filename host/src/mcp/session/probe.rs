@@ -102,7 +102,13 @@ pub(in crate::mcp) async fn once(launch: &Launch, plugin: &str, limits: &SourceL
     };
     let opened = tokio::time::timeout(
         launch.start_timeout,
-        connect::connect(launch, handler, limits, &launch.server, &AtomicU64::new(0)),
+        connect::connect(
+            launch,
+            handler,
+            limits.message_bytes(),
+            &launch.server,
+            &AtomicU64::new(0),
+        ),
     )
     .await;
     let open = match opened {

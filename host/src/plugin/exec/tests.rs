@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{ExecAccess, ExecContext};
+use crate::declaration::{Declaration, Stdio, Transport};
 use crate::grant::{ArgPatterns, EnvNames, ExecGrant, Grants};
-use crate::mcp::declaration::{Declaration, Stdio, Transport};
 use crate::mcp::launch::{Launch, Target};
+use crate::plugin::Limits;
 use crate::plugin::bindings::tiny_harness::plugin::exec::{Command, ExecError};
-use crate::plugin::sandbox::Limits;
 
 /// One request, and what both launchers must say of it: `Ok` (the one
 /// allowed case), or words the refusal must hold.

@@ -1,6 +1,6 @@
 //! What a plugin declares about an MCP server: how to reach it. Plain data,
-//! as the plugin sent it; nothing here is granted or resolved yet (see
-//! [`super::launch`]).
+//! as the plugin sent it; nothing here is granted or resolved yet (the MCP
+//! runtime's `mcp::launch` does that).
 
 use std::fmt;
 use std::time::Duration;
@@ -15,7 +15,7 @@ pub struct Declaration {
     /// The longest one call may take; `None` for the plugin's timeout.
     pub timeout: Option<Duration>,
     /// The longest starting may take; `None` for
-    /// [`super::launch::DEFAULT_START_TIMEOUT`].
+    /// `mcp::launch::DEFAULT_START_TIMEOUT`.
     pub start_timeout: Option<Duration>,
     /// Start it with the host even when the lock file could stand in for it.
     pub eager: bool,
@@ -171,7 +171,7 @@ impl fmt::Debug for Transport {
                 .finish(),
             Transport::Http(h) => f
                 .debug_struct("Http")
-                .field("url", &super::launch::redact_url(&h.url))
+                .field("url", &crate::display::redact_url(&h.url))
                 .field("headers", &keys(&h.headers))
                 .field("oauth", &h.oauth)
                 .finish(),
