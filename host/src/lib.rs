@@ -45,7 +45,9 @@
 //! [`invoke`], [`journal`], [`wire`] (names providers accept), [`provider`]
 //! (each provider's tools, calls and results), [`config`], [`host`] (the
 //! facade). The `tiny-harness` binary is a thin
-//! layer over [`host`].
+//! layer over [`host`]. The lowest of them (`tool` to `registry`, `pin`,
+//! `render`, `invoke`, `journal`) are the crate `tiny-harness-core`,
+//! re-exported here at the same paths.
 //!
 //! Everything from outside is untrusted and bounded: every size, count and
 //! cost a plugin, a schema, a model's arguments, a config or a path can
@@ -54,24 +56,24 @@
 
 pub mod config;
 pub mod confine;
-pub(crate) mod declaration;
-pub mod display;
-pub mod file;
+pub(crate) use tiny_harness_core::declaration;
+pub use tiny_harness_core::display;
+pub use tiny_harness_core::file;
 pub mod grant;
 pub mod host;
 pub mod http;
 pub mod intrinsic;
-pub mod invoke;
-pub mod journal;
+pub use tiny_harness_core::invoke;
+pub use tiny_harness_core::journal;
 pub mod mcp;
-pub mod pin;
+pub use tiny_harness_core::pin;
 pub mod plugin;
 pub mod provider;
-pub mod registry;
-pub mod render;
-pub mod schema;
-pub mod source;
-pub mod tool;
+pub use tiny_harness_core::registry;
+pub use tiny_harness_core::render;
+pub use tiny_harness_core::schema;
+pub use tiny_harness_core::source;
+pub use tiny_harness_core::tool;
 pub mod wire;
 
 pub use config::{Config, ConfigError};

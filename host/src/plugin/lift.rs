@@ -217,35 +217,31 @@ fn declarations(
                 url: http.url.clone(),
                 headers: http.headers.clone(),
                 oauth: http.oauth.as_ref().map(|o| {
-                    Box::new(crate::declaration::OAuth {
-                        grant: match o.grant {
-                            bindings::OauthGrant::AuthorizationCode => {
-                                crate::declaration::Grant::AuthorizationCode
-                            }
-                            bindings::OauthGrant::ClientCredentials => {
-                                crate::declaration::Grant::ClientCredentials
-                            }
-                            bindings::OauthGrant::Enterprise => {
-                                crate::declaration::Grant::Enterprise
-                            }
-                        },
-                        client_id: o.client_id.clone(),
-                        client_secret: o.client_secret.clone(),
-                        private_key: o.private_key.clone(),
-                        signing_algorithm: o.signing_algorithm.clone(),
-                        client_metadata_url: o.client_metadata_url.clone(),
-                        scopes: o.scopes.clone(),
-                        callback_port: o.callback_port,
-                        identity_provider: o.identity_provider.as_ref().map(|i| {
-                            crate::declaration::IdentityProvider {
-                                issuer: i.issuer.clone(),
-                                token_endpoint: i.token_endpoint.clone(),
-                                client_id: i.client_id.clone(),
-                                client_secret: i.client_secret.clone(),
-                                id_token: i.id_token.clone(),
-                            }
-                        }),
-                    })
+                    use crate::declaration::{Grant, IdentityProvider, OAuth};
+                    // Non-exhaustive: filled field by field.
+                    let mut oauth = OAuth::default();
+                    oauth.grant = match o.grant {
+                        bindings::OauthGrant::AuthorizationCode => Grant::AuthorizationCode,
+                        bindings::OauthGrant::ClientCredentials => Grant::ClientCredentials,
+                        bindings::OauthGrant::Enterprise => Grant::Enterprise,
+                    };
+                    oauth.client_id = o.client_id.clone();
+                    oauth.client_secret = o.client_secret.clone();
+                    oauth.private_key = o.private_key.clone();
+                    oauth.signing_algorithm = o.signing_algorithm.clone();
+                    oauth.client_metadata_url = o.client_metadata_url.clone();
+                    oauth.scopes = o.scopes.clone();
+                    oauth.callback_port = o.callback_port;
+                    oauth.identity_provider = o.identity_provider.as_ref().map(|i| {
+                        let mut provider = IdentityProvider::default();
+                        provider.issuer = i.issuer.clone();
+                        provider.token_endpoint = i.token_endpoint.clone();
+                        provider.client_id = i.client_id.clone();
+                        provider.client_secret = i.client_secret.clone();
+                        provider.id_token = i.id_token.clone();
+                        provider
+                    });
+                    Box::new(oauth)
                 }),
             }),
         };

@@ -223,6 +223,20 @@ impl Settings {
 mod tests {
     use super::*;
 
+    /// A declared identity provider with client `c` and no secret.
+    fn provider(
+        issuer: &str,
+        token_endpoint: &str,
+        id_token: &str,
+    ) -> crate::mcp::declaration::IdentityProvider {
+        let mut provider = crate::mcp::declaration::IdentityProvider::default();
+        provider.issuer = issuer.to_owned();
+        provider.token_endpoint = token_endpoint.to_owned();
+        provider.client_id = "c".to_owned();
+        provider.id_token = id_token.to_owned();
+        provider
+    }
+
     fn grants() -> crate::grant::Grants {
         crate::grant::Grants {
             // A variable every test process has, so that none is set here.
@@ -294,13 +308,11 @@ mod tests {
                 Box::new(|o: &mut OAuth| {
                     o.grant = Grant::Enterprise;
                     o.client_id = Some("c".to_owned());
-                    o.identity_provider = Some(crate::mcp::declaration::IdentityProvider {
-                        issuer: "http://idp.example".to_owned(),
-                        token_endpoint: "https://idp.example/token".to_owned(),
-                        client_id: "c".to_owned(),
-                        client_secret: None,
-                        id_token: "${PATH}".to_owned(),
-                    });
+                    o.identity_provider = Some(provider(
+                        "http://idp.example",
+                        "https://idp.example/token",
+                        "${PATH}",
+                    ));
                 }),
                 "identity_provider.issuer must be an https URL",
             ),
@@ -308,13 +320,11 @@ mod tests {
                 Box::new(|o: &mut OAuth| {
                     o.grant = Grant::Enterprise;
                     o.client_id = Some("c".to_owned());
-                    o.identity_provider = Some(crate::mcp::declaration::IdentityProvider {
-                        issuer: "https://idp.example".to_owned(),
-                        token_endpoint: "https://idp.example/token".to_owned(),
-                        client_id: "c".to_owned(),
-                        client_secret: None,
-                        id_token: "eyJhbGciOi.literal.token".to_owned(),
-                    });
+                    o.identity_provider = Some(provider(
+                        "https://idp.example",
+                        "https://idp.example/token",
+                        "eyJhbGciOi.literal.token",
+                    ));
                 }),
                 "identity_provider.id_token must be a ${NAME} reference",
             ),

@@ -21,10 +21,10 @@
 //! - every refusal is a [`FileError`] that displays as one line naming the
 //!   path, what is wrong and what to do.
 //!
-//! Writing one is atomic ([`replace`], and [`write`] for a private file):
+//! Writing one is atomic ([`replace`], and [`write`](mod@write) for a private file):
 //! a reader or a crash sees the old file or the new one, never a part.
 
-pub(crate) mod write;
+pub mod write;
 
 use std::fmt;
 use std::fs::File;

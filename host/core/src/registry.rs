@@ -41,7 +41,7 @@ mod live;
 mod lookup;
 mod name;
 
-pub(crate) use derived::Derived;
+pub use derived::Derived;
 use limits::Meter;
 pub use limits::{RegistrationLimit, RegistrationLimits};
 pub use live::LiveRegistry;
@@ -64,9 +64,9 @@ pub struct RegisteredTool {
     /// schemas, title, description and annotations, as `tiny-harness.lock`
     /// records it), which the call journal records for every call.
     pub definition_hash: SchemaHash,
-    /// What the provider adapters derive from this entry once (see
-    /// `registry::derived`).
-    pub(crate) derived: Derived,
+    /// What a layer above derives from this entry once (the provider
+    /// adapters' encoded entries; see [`Derived`]).
+    pub derived: Derived,
 }
 
 impl RegisteredTool {

@@ -13,7 +13,7 @@
 //! validation cost unbounded host CPU: every regex runs on the linear-time
 //! `regex` engine with bounded automata (a pattern it cannot compile, such
 //! as a look-around or backreference, refuses the schema), and a schema's
-//! static evaluation cost ([`cost`]) must be within the caller's budget
+//! static evaluation cost (`cost`) must be within the caller's budget
 //! before it compiles. Validating a value `v` then takes at most
 //! `cost() * instance_units(v)` units of work.
 

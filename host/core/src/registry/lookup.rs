@@ -11,7 +11,7 @@ use super::{Registry, ToolName};
 impl Registry {
     /// Why a call to `name`, which is not registered, answers otherwise
     /// than `unknown_tool`, as its server's source says (see
-    /// [`ToolSource::missing`]). `name` is a model's text: one that is not
+    /// [`ToolSource::missing`](crate::source::ToolSource::missing)). `name` is a model's text: one that is not
     /// a well-formed `<plugin>/<server>.<tool>` is simply unknown.
     pub fn missing(&self, name: &str) -> Option<crate::tool::CallError> {
         if self.tools.contains_key(name) {

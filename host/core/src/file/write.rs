@@ -20,14 +20,14 @@ use std::path::{Path, PathBuf};
 const ATTEMPTS: usize = 16;
 
 /// Replaces the file at `path` with `bytes`, atomically.
-pub(crate) fn atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub fn atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     replace(path, bytes, false)
 }
 
 /// Replaces the file at `path` with `bytes`, atomically, as a file only
 /// its owner may read or write (mode 0600 from its creation on, whatever
 /// the old file's mode was): for secrets.
-pub(crate) fn privately(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub fn privately(path: &Path, bytes: &[u8]) -> io::Result<()> {
     replace(path, bytes, true)
 }
 

@@ -1,6 +1,6 @@
 //! A slot on each registered entry for what a layer above the registry
 //! derives from the entry once and keeps for the entry's life (today: the
-//! provider adapters' encoded entries, see `provider::cache`).
+//! provider adapters' encoded entries, in the host's `provider::cache`).
 //!
 //! Invariants:
 //! - **True for the entry's life.** An entry never changes once
@@ -17,12 +17,12 @@ use std::sync::OnceLock;
 
 /// One value of a type of its user's choosing, made on first use.
 #[derive(Default)]
-pub(crate) struct Derived(OnceLock<Box<dyn Any + Send + Sync>>);
+pub struct Derived(OnceLock<Box<dyn Any + Send + Sync>>);
 
 impl Derived {
     /// The value, made with `init` on first use. `None` if the slot holds
     /// a value of another type (a second user: give it a slot of its own).
-    pub(crate) fn get_or_init<T: Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> Option<&T> {
+    pub fn get_or_init<T: Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> Option<&T> {
         self.0.get_or_init(|| Box::new(init())).downcast_ref()
     }
 }

@@ -40,7 +40,7 @@ impl ToolName {
 
     /// A bare name: the tool name alone (checked as a tool name, so it
     /// holds no `/`), with empty plugin and server parts. Only
-    /// [`Registry::register_bare`] registers such names.
+    /// [`Registry::register_bare`](crate::registry::Registry::register_bare) registers such names.
     pub fn bare(tool: &str) -> Result<Self, RegistryError> {
         check_tool_name(tool)?;
         Ok(ToolName {

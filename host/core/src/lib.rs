@@ -1,0 +1,31 @@
+//! # tiny-harness-core
+//!
+//! The lowest layer of the tiny-harness tool host: what every other part
+//! of it builds on, and nothing that runs a tool. No WebAssembly engine,
+//! no MCP client, no process or network: those live in the crates above,
+//! which depend on this one and never the other way round.
+//!
+//! Modules, lowest first: [`tool`] (plain data: definitions, results,
+//! `CallError`), [`display`] and [`file`](mod@file) (text for terminals; files from
+//! outside, read bounded and written atomically), [`schema`] (compiled
+//! schemas, their hashes and evaluation-cost bound), [`source`] (what a
+//! source of tools is), [`registry`] (names and the tools registered under
+//! them), [`declaration`] (what a plugin declares about an MCP server, as
+//! plain data), [`pin`] (definition hashes, the lock file), [`render`]
+//! (untrusted blocks), [`invoke`] (the validating invoker and its
+//! `CallRecorder`), [`journal`] (one JSON line per call).
+//!
+//! Embedders use these through the `tiny-harness-host` facade, which
+//! re-exports them at the same paths.
+
+pub mod declaration;
+pub mod display;
+pub mod file;
+pub mod invoke;
+pub mod journal;
+pub mod pin;
+pub mod registry;
+pub mod render;
+pub mod schema;
+pub mod source;
+pub mod tool;
