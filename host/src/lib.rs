@@ -47,7 +47,8 @@
 //! facade). The `tiny-harness` binary is a thin
 //! layer over [`host`]. The lowest of them (`tool` to `registry`, `pin`,
 //! `render`, `invoke`, `journal`) are the crate `tiny-harness-core`,
-//! re-exported here at the same paths.
+//! re-exported here at the same paths; `grant` and `confine` are the
+//! crate `tiny-harness-sandbox`, likewise.
 //!
 //! Everything from outside is untrusted and bounded: every size, count and
 //! cost a plugin, a schema, a model's arguments, a config or a path can
@@ -55,11 +56,11 @@
 //! refusal is a typed error on one line. `docs/security.md` lists them.
 
 pub mod config;
-pub mod confine;
 pub(crate) use tiny_harness_core::declaration;
 pub use tiny_harness_core::display;
 pub use tiny_harness_core::file;
-pub mod grant;
+pub use tiny_harness_sandbox::confine;
+pub use tiny_harness_sandbox::grant;
 pub mod host;
 pub mod http;
 pub mod intrinsic;

@@ -227,14 +227,13 @@ impl Checker<'_> {
             }
             net.push(grant);
         }
-        Ok(Grants {
-            dirs,
-            env,
-            exec,
-            unusable,
-            net,
-            confinement: Default::default(),
-            program_limits: Default::default(),
-        })
+        // Non-exhaustive: filled field by field.
+        let mut grants = Grants::default();
+        grants.dirs = dirs;
+        grants.env = env;
+        grants.exec = exec;
+        grants.unusable = unusable;
+        grants.net = net;
+        Ok(grants)
     }
 }

@@ -81,6 +81,8 @@ impl ExecAccess {
         let (exit_code, signal) = match ran.exited {
             Exited::Code(code) => (Some(code), None),
             Exited::Signal(signal) => (None, Some(signal)),
+            // An end this host does not know yet: neither code nor signal.
+            _ => (None, None),
         };
         Ok(Output {
             exit_code,

@@ -238,11 +238,10 @@ mod tests {
     }
 
     fn grants() -> crate::grant::Grants {
-        crate::grant::Grants {
-            // A variable every test process has, so that none is set here.
-            env: vec!["PATH".to_owned()],
-            ..Default::default()
-        }
+        let mut grants = crate::grant::Grants::default();
+        // A variable every test process has, so that none is set here.
+        grants.env = vec!["PATH".to_owned()];
+        grants
     }
 
     fn resolve(change: impl FnOnce(&mut OAuth)) -> Result<Settings, String> {

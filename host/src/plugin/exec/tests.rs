@@ -25,21 +25,20 @@ struct Case {
 
 fn grants() -> Grants {
     let base = Path::new("/");
-    Grants {
-        exec: vec![
-            ExecGrant::resolve("/bin/true", base, None)
-                .unwrap()
-                .with_env(EnvNames::new(&["ALLOWED".to_owned(), "LC_*".to_owned()]).unwrap()),
-            ExecGrant::resolve("/bin/echo", base, None)
-                .unwrap()
-                .with_args(ArgPatterns::new(&["--only-this".to_owned()]).unwrap()),
-            ExecGrant::resolve("/bin/sh", base, None)
-                .unwrap()
-                .with_env(EnvNames::new(&["*".to_owned()]).unwrap()),
-        ],
-        env: vec!["TINY_HARNESS_LAUNCHERS_GRANTED".to_owned()],
-        ..Grants::default()
-    }
+    let mut grants = Grants::default();
+    grants.exec = vec![
+        ExecGrant::resolve("/bin/true", base, None)
+            .unwrap()
+            .with_env(EnvNames::new(&["ALLOWED".to_owned(), "LC_*".to_owned()]).unwrap()),
+        ExecGrant::resolve("/bin/echo", base, None)
+            .unwrap()
+            .with_args(ArgPatterns::new(&["--only-this".to_owned()]).unwrap()),
+        ExecGrant::resolve("/bin/sh", base, None)
+            .unwrap()
+            .with_env(EnvNames::new(&["*".to_owned()]).unwrap()),
+    ];
+    grants.env = vec!["TINY_HARNESS_LAUNCHERS_GRANTED".to_owned()];
+    grants
 }
 
 fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {

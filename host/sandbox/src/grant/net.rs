@@ -136,7 +136,7 @@ impl NetGrant {
     /// Whether the grant names one host literally (a name or an address),
     /// rather than every name below a domain (`*.example.com`). Only such a
     /// grant reaches a loopback, private or other special address (see
-    /// [`crate::http`]).
+    /// the host's `http` module).
     pub fn names_host(&self) -> bool {
         !matches!(self.host, HostPattern::Subdomains(_))
     }

@@ -59,7 +59,7 @@ pub struct Grants {
     /// the plugin. The URL of every HTTP MCP server the plugin declares is
     /// checked against them when the plugin is loaded, and so is every
     /// `wasi:http` request the plugin sends, after the host resolves its
-    /// name (see [`crate::http`]). They open no socket: `wasi:sockets`
+    /// name (see the host's `http` module). They open no socket: `wasi:sockets`
     /// stays denied. Default: none.
     pub net: Vec<NetGrant>,
     /// How the kernel confines the programs the host starts for the plugin

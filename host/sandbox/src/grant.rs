@@ -22,7 +22,7 @@ mod env;
 mod exec;
 mod net;
 mod set;
-pub(crate) mod start;
+pub mod start;
 
 pub use env::{EnvNames, is_loader};
 pub use exec::{ArgPatterns, ExecDenied, ExecGrant, ResolveError, UnusableProgram, find_program};

@@ -7,7 +7,7 @@
 //! argument-pinned grant allows. Only names the grant lists are set; the
 //! dynamic loader's variables ([`is_loader`]) never, whatever is listed.
 
-use crate::display::one_line;
+use tiny_harness_core::display::one_line;
 
 use super::toml_string;
 
@@ -87,7 +87,7 @@ pub fn is_loader(name: &str) -> bool {
 
 /// The grant that would let a plugin set `name` for `program`: its exec
 /// grant with `name` added to `env`, as a config writes it.
-pub(crate) fn suggestion(program: &str, name: &str, granted: &EnvNames) -> String {
+pub fn suggestion(program: &str, name: &str, granted: &EnvNames) -> String {
     let mut names: Vec<String> = granted.written.iter().map(|n| toml_string(n)).collect();
     names.push(toml_string(&one_line(
         &name.chars().take(128).collect::<String>(),

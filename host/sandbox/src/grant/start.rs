@@ -62,7 +62,7 @@ impl fmt::Debug for Program {
 /// inside the grants), and resolves it: the program its `exec` grants
 /// allow, its whole environment ([`environment`]) and its confinement
 /// policy ([`policy`], none under `confinement = "none"`).
-pub(crate) fn prepare(
+pub fn prepare(
     plugin: &str,
     grants: &Grants,
     command: &str,
@@ -82,7 +82,7 @@ pub(crate) fn prepare(
                     plugin: plugin.to_owned(),
                     what: format!(
                         "program {:?} ({})",
-                        crate::display::one_line(command),
+                        tiny_harness_core::display::one_line(command),
                         resolved.display()
                     ),
                     grant: denied.suggestion(),
@@ -98,7 +98,7 @@ pub(crate) fn prepare(
 /// [`prepare`] with the grant already chosen: `granted` is what runs (a
 /// stand-in for a launcher that is not on this machine, see
 /// [`super::UnusableProgram::stand_in`]).
-pub(crate) fn prepare_granted(
+pub fn prepare_granted(
     plugin: &str,
     grants: &Grants,
     granted: &ExecGrant,
@@ -144,7 +144,7 @@ pub use crate::confine::PRIVATE_ENV;
 /// [`PRIVATE_ENV`] when `confined`, which the launcher fills in), then
 /// each variable the plugin sets, which must be a valid name its exec
 /// grant's `env` allows, with `${NAME}` references expanded.
-pub(crate) fn environment(
+pub fn environment(
     plugin: &str,
     granted: &ExecGrant,
     grants: &Grants,
@@ -170,13 +170,13 @@ pub(crate) fn environment(
         if name.is_empty() || name.contains(['=', '\0']) {
             return Err(LaunchError::Invalid(format!(
                 "{:?} is not an environment variable name",
-                crate::display::one_line(name)
+                tiny_harness_core::display::one_line(name)
             )));
         }
         if super::is_loader(name) {
             return Err(LaunchError::Invalid(format!(
                 "variable {:?} is the dynamic loader's: no grant allows setting it for a program",
-                crate::display::one_line(name)
+                tiny_harness_core::display::one_line(name)
             )));
         }
         if !granted.env().allows(name) {
@@ -184,7 +184,9 @@ pub(crate) fn environment(
                 plugin: plugin.to_owned(),
                 what: format!(
                     "variable {:?} for program {:?}",
-                    crate::display::one_line(&name.chars().take(128).collect::<String>()),
+                    tiny_harness_core::display::one_line(
+                        &name.chars().take(128).collect::<String>()
+                    ),
                     granted.written()
                 ),
                 grant: super::env::suggestion(granted.written(), name, granted.env()),
@@ -229,10 +231,7 @@ pub enum LaunchError {
 /// What the program may touch under confinement: its own file, what its
 /// exec grant adds, the plugin's directories with their modes, and the
 /// network of its `net` grants. Refused where the kernel cannot confine.
-pub(crate) fn policy(
-    granted: &ExecGrant,
-    grants: &Grants,
-) -> Result<crate::confine::Policy, LaunchError> {
+pub fn policy(granted: &ExecGrant, grants: &Grants) -> Result<crate::confine::Policy, LaunchError> {
     use crate::confine::{Network, Policy};
     let abi = crate::confine::landlock_abi();
     if abi < 4 {
@@ -271,24 +270,20 @@ pub(crate) fn policy(
 }
 
 /// The directory `cwd`, which must be absolute and inside a granted one.
-pub(crate) fn granted_dir(
-    plugin: &str,
-    cwd: &str,
-    grants: &Grants,
-) -> Result<PathBuf, LaunchError> {
+pub fn granted_dir(plugin: &str, cwd: &str, grants: &Grants) -> Result<PathBuf, LaunchError> {
     let path = Path::new(cwd);
     if !path.is_absolute() {
         return Err(LaunchError::Invalid(format!(
             "cwd {:?} must be an absolute host path",
-            crate::display::one_line(cwd)
+            tiny_harness_core::display::one_line(cwd)
         )));
     }
     let not_granted = || LaunchError::NotGranted {
         plugin: plugin.to_owned(),
-        what: format!("directory {}", crate::display::one_line(cwd)),
+        what: format!("directory {}", tiny_harness_core::display::one_line(cwd)),
         grant: format!(
             "dirs = [{{ host = {:?}, guest = \"/…\" }}]",
-            crate::display::one_line(cwd)
+            tiny_harness_core::display::one_line(cwd)
         ),
     };
     let real = path.canonicalize().map_err(|_| not_granted())?;
@@ -300,7 +295,7 @@ pub(crate) fn granted_dir(
 
 /// `value` with every `${NAME}` replaced by the host variable `NAME`, which
 /// must be granted and set. `$$` is a literal `$`.
-pub(crate) fn expand(
+pub fn expand(
     plugin: &str,
     value: &str,
     granted: &[String],
@@ -324,9 +319,9 @@ pub(crate) fn expand(
                     plugin: plugin.to_owned(),
                     what: format!(
                         "host variable {:?} (named by {key})",
-                        crate::display::one_line(name)
+                        tiny_harness_core::display::one_line(name)
                     ),
-                    grant: format!("env = [{:?}]", crate::display::one_line(name)),
+                    grant: format!("env = [{:?}]", tiny_harness_core::display::one_line(name)),
                 });
             }
             let found = std::env::var_os(name).ok_or_else(|| {

@@ -14,7 +14,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use crate::display::one_line;
+use tiny_harness_core::display::one_line;
 
 use super::env::EnvNames;
 use super::toml_string;
