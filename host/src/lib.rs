@@ -48,7 +48,8 @@
 //! layer over [`host`]. The lowest of them (`tool` to `registry`, `pin`,
 //! `render`, `invoke`, `journal`) are the crate `tiny-harness-core`,
 //! re-exported here at the same paths; `grant` and `confine` are the
-//! crate `tiny-harness-sandbox`, likewise.
+//! crate `tiny-harness-sandbox`, and `intrinsic` the crate
+//! `tiny-harness-intrinsic`, likewise.
 //!
 //! Everything from outside is untrusted and bounded: every size, count and
 //! cost a plugin, a schema, a model's arguments, a config or a path can
@@ -63,9 +64,9 @@ pub use tiny_harness_sandbox::confine;
 pub use tiny_harness_sandbox::grant;
 pub mod host;
 pub mod http;
-pub mod intrinsic;
 pub use tiny_harness_core::invoke;
 pub use tiny_harness_core::journal;
+pub use tiny_harness_intrinsic as intrinsic;
 pub mod mcp;
 pub use tiny_harness_core::pin;
 pub mod plugin;

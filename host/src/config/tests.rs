@@ -324,3 +324,60 @@ fn net_errors_name_the_line_and_the_key() {
         "{err}"
     );
 }
+
+#[test]
+fn the_config_names_the_skills_root() {
+    use crate::config::Config;
+    use std::path::{Path, PathBuf};
+    let file = Path::new("/srv/task/tiny-harness.toml");
+    let config = Config::parse(file, "[skills]\nroot = \"skills\"\n").unwrap();
+    assert_eq!(config.skills_root, Some(PathBuf::from("/srv/task/skills")));
+    assert_eq!(Config::parse(file, "").unwrap().skills_root, None);
+    let empty = Config::parse(file, "[skills]\nroot = \" \"\n").unwrap_err();
+    assert!(empty.to_string().contains("skills.root"), "{empty}");
+    assert_eq!(empty.location, Some((2, 8)));
+    assert!(Config::parse(file, "[skills]\nroots = \"x\"\n").is_err());
+}
+
+#[test]
+fn the_config_sets_the_skill_caps_within_their_ceilings() {
+    use crate::config::Config;
+    use crate::intrinsic::skills::SkillLimits;
+    use std::path::Path;
+    let file = Path::new("/srv/task/tiny-harness.toml");
+    let defaults = Config::parse(file, "[skills]\nroot = \"s\"\n").unwrap();
+    assert_eq!(defaults.skill_limits, SkillLimits::default());
+    assert_eq!(defaults.skill_limits.skill_file, 256 * 1024);
+    let set = Config::parse(
+        file,
+        "[skills]\nroot = \"s\"\nskill_kib = 512\nresource_kib = 2048\nresources = 1000\n",
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            set.skill_limits.skill_file,
+            set.skill_limits.resource,
+            set.skill_limits.resources
+        ),
+        (512 * 1024, 2048 * 1024, 1000)
+    );
+    for (line, says) in [
+        (
+            "skill_kib = 2048",
+            "skills.skill_kib: must be between 1 and 1024",
+        ),
+        (
+            "resource_kib = 0",
+            "skills.resource_kib: must be between 1 and 16384",
+        ),
+        (
+            "resources = 100000",
+            "skills.resources: must be between 1 and 65536",
+        ),
+    ] {
+        let refused =
+            Config::parse(file, &format!("[skills]\nroot = \"s\"\n{line}\n")).unwrap_err();
+        assert!(refused.to_string().contains(says), "{refused}");
+        assert_eq!(refused.location.map(|l| l.0), Some(3), "{refused}");
+    }
+}

@@ -9,13 +9,13 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::intrinsic::{SPECS, schemas};
+use crate::{SPECS, schemas};
 
 const BLESS: &str =
     "TINY_HARNESS_BLESS=1 cargo test -p tiny-harness-host --lib intrinsic::tests::contract";
 
 fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/a2a/ext/intrinsics")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/a2a/ext/intrinsics")
 }
 
 /// A line diff of `old` and `new` (longest common subsequence), the
@@ -124,14 +124,12 @@ fn every_schema_is_closed_and_registers() {
         assert_closed(&spec.input_schema(), &format!("{}/input", spec.name));
         assert_closed(&spec.output_schema(), &format!("{}/output", spec.name));
     }
-    let mut registry = crate::registry::Registry::new();
-    let source = std::sync::Arc::new(crate::intrinsic::IntrinsicSource::new(
-        crate::intrinsic::Skills::none(),
-    ));
+    let mut registry = tiny_harness_core::registry::Registry::new();
+    let source = std::sync::Arc::new(crate::IntrinsicSource::new(crate::Skills::none()));
     let count = registry
         .register_bare(
             "intrinsic",
-            crate::intrinsic::IntrinsicSource::pending(),
+            crate::IntrinsicSource::pending(),
             source,
             &Default::default(),
         )
@@ -156,7 +154,7 @@ fn every_schema_is_closed_and_registers() {
 /// The example of each intrinsic in `docs/intrinsics.md`: the first JSON
 /// block after its `### \`name\`` heading.
 fn examples() -> Vec<(String, Value)> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/intrinsics.md");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/intrinsics.md");
     let text = std::fs::read_to_string(path).unwrap();
     let mut out = Vec::new();
     for section in text.split("\n### `").skip(1) {
@@ -179,7 +177,8 @@ fn committed_schemas_take_the_documented_examples_and_nothing_extra() {
         let text = std::fs::read_to_string(dir().join(format!("{name}.json"))).unwrap();
         let document: Value = serde_json::from_str(&text).unwrap();
         let schema =
-            crate::schema::CompiledSchema::compile_default(&document["input_schema"]).unwrap();
+            tiny_harness_core::schema::CompiledSchema::compile_default(&document["input_schema"])
+                .unwrap();
         assert!(
             schema.validate(&example).is_ok(),
             "{name}: {:?}",

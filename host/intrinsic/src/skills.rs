@@ -370,7 +370,7 @@ impl Skills {
     }
 
     /// The relative links of skill `name`'s `body` that name no file or
-    /// directory of the skill, as written (at most [`links::MAX_LINKS`]).
+    /// directory of the skill, as written (at most `MAX_LINKS`).
     /// `body` is the one [`Skills::load`] just read: the skill is not read
     /// and checked again.
     pub fn missing_links(&self, name: &str, body: &str) -> Vec<String> {
@@ -390,7 +390,7 @@ impl Skills {
             .filter(|link| {
                 !exists(link) && !files::percent_decoded(link).is_some_and(|p| exists(&p))
             })
-            .map(|link| crate::display::one_line(link).into_owned())
+            .map(|link| tiny_harness_core::display::one_line(link).into_owned())
             .collect()
     }
 
@@ -490,7 +490,7 @@ fn read_skill(root: &Dir, name: &str, max: u64) -> Result<SkillFile, String> {
     if file.name != name {
         return Err(format!(
             "its SKILL.md names it {:?}; the name must be the directory's",
-            crate::display::one_line(&file.name)
+            tiny_harness_core::display::one_line(&file.name)
         ));
     }
     if file.description.trim().is_empty() {

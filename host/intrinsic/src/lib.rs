@@ -8,7 +8,7 @@
 //!
 //! Invariants:
 //! - **Registered only when asked for**, under their bare names, as one
-//!   source ([`IntrinsicSource`]) through the same [`crate::source`]
+//!   source ([`IntrinsicSource`]) through the same [`tiny_harness_core::source`]
 //!   abstraction as plugins and MCP servers: a new registry has none, and
 //!   no plugin tool (whose name always holds a `/`) can pose as one.
 //! - **Called like any tool**: through the validating invoker, arguments
@@ -21,7 +21,7 @@
 //!   refusal is an [`IntrinsicError`] with a code and a one-line message.
 //!
 //! A harness binds a task's workflow and acting participant to each call
-//! with [`crate::Host::call_intrinsic`] (or [`bind`] around its own
+//! with `Host::call_intrinsic` of `tiny-harness-host` (or [`bind`] around its own
 //! invocation), gets the command back, and keeps the new state.
 
 pub mod a2ui;
@@ -48,7 +48,7 @@ pub use source::{Effect, IntrinsicSource, bind};
 pub use workflow::Workflow;
 
 /// The label the intrinsics' source is registered under (see
-/// [`crate::registry::Registry::register_bare`]); no tool name holds it.
+/// [`tiny_harness_core::registry::Registry::register_bare`]); no tool name holds it.
 pub const SOURCE_LABEL: &str = "intrinsic";
 
 /// True when `name` is one of the twelve.

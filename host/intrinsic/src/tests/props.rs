@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use serde_json::json;
 
 use super::rules::step;
-use crate::intrinsic::{Role, Workflow, WorkflowCommand as C};
+use crate::{Role, Workflow, WorkflowCommand as C};
 
 fn name() -> impl Strategy<Value = String> {
     prop_oneof![Just("a"), Just("b"), Just("c"), Just("d"), Just("")].prop_map(String::from)

@@ -70,7 +70,7 @@ pub fn parse(text: &str) -> Result<SkillFile, String> {
         let Some((key, raw)) = line.split_once(':') else {
             return Err(format!(
                 "front matter line {:?} is not `key: value`",
-                crate::display::one_line(line)
+                tiny_harness_core::display::one_line(line)
             ));
         };
         let key = key.trim();

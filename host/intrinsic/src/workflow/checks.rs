@@ -2,9 +2,9 @@
 //! must keep when it loads.
 
 use super::Workflow;
-use crate::intrinsic::error::IntrinsicError;
-use crate::intrinsic::limits::{MAX_LOADED_SKILLS, MAX_PARTICIPANTS, MAX_SUBTASKS, MAX_SURFACES};
-use crate::intrinsic::plan::{check_name, check_text};
+use crate::error::IntrinsicError;
+use crate::limits::{MAX_LOADED_SKILLS, MAX_PARTICIPANTS, MAX_SUBTASKS, MAX_SURFACES};
+use crate::plan::{check_name, check_text};
 
 impl Workflow {
     /// The rules a loaded state must keep beyond its plan's (which

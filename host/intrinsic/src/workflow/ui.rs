@@ -3,9 +3,9 @@
 use serde_json::{Value, json};
 
 use super::{Change, Surface, Workflow};
-use crate::intrinsic::a2ui::{self, UiKind};
-use crate::intrinsic::error::IntrinsicError;
-use crate::intrinsic::limits::{MAX_SURFACES, MAX_UI_MESSAGES};
+use crate::a2ui::{self, UiKind};
+use crate::error::IntrinsicError;
+use crate::limits::{MAX_SURFACES, MAX_UI_MESSAGES};
 
 impl Workflow {
     /// `emit_ui`: each message checked, in order, against the surfaces as

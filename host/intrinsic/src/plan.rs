@@ -331,7 +331,7 @@ pub(crate) fn check_name(what: &str, name: &str) -> Result<(), IntrinsicError> {
     match reason {
         None => Ok(()),
         Some(reason) => Err(IntrinsicError::Invalid {
-            what: format!("{what} {:?}", crate::display::one_line(name)),
+            what: format!("{what} {:?}", tiny_harness_core::display::one_line(name)),
             reason,
         }),
     }

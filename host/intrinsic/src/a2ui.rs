@@ -43,7 +43,7 @@ pub struct UiMessage {
 
 /// Checks one message's structure.
 pub fn check(message: &Value) -> Result<UiMessage, String> {
-    let size = crate::tool::compact_json_len(message, MAX_UI_MESSAGE_BYTES);
+    let size = tiny_harness_core::tool::compact_json_len(message, MAX_UI_MESSAGE_BYTES);
     if size > MAX_UI_MESSAGE_BYTES {
         return Err(format!(
             "it is more than {MAX_UI_MESSAGE_BYTES} bytes; split the components over several \
@@ -76,7 +76,7 @@ pub fn check(message: &Value) -> Result<UiMessage, String> {
                 return Err(format!(
                     "member {:?} is not allowed; a message is version and one of createSurface, \
                      updateComponents, updateDataModel, deleteSurface",
-                    crate::display::one_line(key)
+                    tiny_harness_core::display::one_line(key)
                 ));
             }
         }
@@ -98,7 +98,7 @@ pub fn check(message: &Value) -> Result<UiMessage, String> {
     if let Some(key) = body.keys().find(|k| !allowed.contains(&k.as_str())) {
         return Err(format!(
             "{name}.{} is not allowed; {name} takes {}",
-            crate::display::one_line(key),
+            tiny_harness_core::display::one_line(key),
             allowed.join(", ")
         ));
     }

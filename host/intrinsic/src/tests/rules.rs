@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::intrinsic::{IntrinsicError, Role, StepSpec, Workflow, WorkflowCommand as C};
+use crate::{IntrinsicError, Role, StepSpec, Workflow, WorkflowCommand as C};
 
 pub(super) fn step(name: &str, deps: &[&str]) -> StepSpec {
     StepSpec {
@@ -227,7 +227,7 @@ fn skills_load_and_unload() {
     assert_eq!(w.apply(&unload).unwrap()["status"], "unloaded");
     assert!(w.skills().is_empty());
     assert_eq!(w.apply(&unload).unwrap()["status"], "not_loaded");
-    for i in 0..crate::intrinsic::limits::MAX_LOADED_SKILLS {
+    for i in 0..crate::limits::MAX_LOADED_SKILLS {
         w.apply(&load(&format!("s{i}"))).unwrap();
     }
     refused(&mut w, load("one-more"), "too_many_skills");
@@ -317,7 +317,7 @@ fn malformed_a2ui_messages_are_refused_with_why() {
         ),
     ];
     for (message, why) in cases {
-        let reason = crate::intrinsic::a2ui::check(&message).unwrap_err();
+        let reason = crate::a2ui::check(&message).unwrap_err();
         assert!(reason.contains(why), "{message}: {reason}");
     }
 }
@@ -366,61 +366,4 @@ fn state_files_are_checked_when_they_load() {
     let stranger = r#"{"participant_tasks":[{"id":"t","name":"n","goal":"g","assignee":"zed"}]}"#;
     assert!(Workflow::from_json(stranger).is_err());
     assert!(Workflow::from_json(r#"{"extra": 1}"#).is_err());
-}
-
-#[test]
-fn the_config_names_the_skills_root() {
-    use crate::config::Config;
-    use std::path::{Path, PathBuf};
-    let file = Path::new("/srv/task/tiny-harness.toml");
-    let config = Config::parse(file, "[skills]\nroot = \"skills\"\n").unwrap();
-    assert_eq!(config.skills_root, Some(PathBuf::from("/srv/task/skills")));
-    assert_eq!(Config::parse(file, "").unwrap().skills_root, None);
-    let empty = Config::parse(file, "[skills]\nroot = \" \"\n").unwrap_err();
-    assert!(empty.to_string().contains("skills.root"), "{empty}");
-    assert_eq!(empty.location, Some((2, 8)));
-    assert!(Config::parse(file, "[skills]\nroots = \"x\"\n").is_err());
-}
-
-#[test]
-fn the_config_sets_the_skill_caps_within_their_ceilings() {
-    use crate::config::Config;
-    use crate::intrinsic::skills::SkillLimits;
-    use std::path::Path;
-    let file = Path::new("/srv/task/tiny-harness.toml");
-    let defaults = Config::parse(file, "[skills]\nroot = \"s\"\n").unwrap();
-    assert_eq!(defaults.skill_limits, SkillLimits::default());
-    assert_eq!(defaults.skill_limits.skill_file, 256 * 1024);
-    let set = Config::parse(
-        file,
-        "[skills]\nroot = \"s\"\nskill_kib = 512\nresource_kib = 2048\nresources = 1000\n",
-    )
-    .unwrap();
-    assert_eq!(
-        (
-            set.skill_limits.skill_file,
-            set.skill_limits.resource,
-            set.skill_limits.resources
-        ),
-        (512 * 1024, 2048 * 1024, 1000)
-    );
-    for (line, says) in [
-        (
-            "skill_kib = 2048",
-            "skills.skill_kib: must be between 1 and 1024",
-        ),
-        (
-            "resource_kib = 0",
-            "skills.resource_kib: must be between 1 and 16384",
-        ),
-        (
-            "resources = 100000",
-            "skills.resources: must be between 1 and 65536",
-        ),
-    ] {
-        let refused =
-            Config::parse(file, &format!("[skills]\nroot = \"s\"\n{line}\n")).unwrap_err();
-        assert!(refused.to_string().contains(says), "{refused}");
-        assert_eq!(refused.location.map(|l| l.0), Some(3), "{refused}");
-    }
 }

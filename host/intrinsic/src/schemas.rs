@@ -16,7 +16,7 @@ use super::args::{
     AskParticipantArgs, CompleteStepArgs, CreatePlanArgs, CreateTaskForParticipantArgs, EmitUiArgs,
     ListSkillsArgs, LoadSkillResourceArgs, SetParticipantRoleArgs, SkillArgs, SpawnSubtaskArgs,
 };
-use crate::tool::{Annotations, ToolDefinition};
+use tiny_harness_core::tool::{Annotations, ToolDefinition};
 
 /// One intrinsic's definition.
 #[derive(Debug, Clone, Copy)]

@@ -27,8 +27,8 @@ use super::error::IntrinsicError;
 use super::schemas::SPECS;
 use super::skills::Skills;
 use super::workflow::Workflow;
-use crate::source::{CallFuture, CallLimits, PendingTool, ToolSource};
-use crate::tool::{CallError, ContentPart, ToolResult};
+use tiny_harness_core::source::{CallFuture, CallLimits, PendingTool, ToolSource};
+use tiny_harness_core::tool::{CallError, ContentPart, ToolResult};
 
 /// The longest an intrinsic call may take. They touch memory and a few
 /// small files, so this only bounds a skills root on a hung file system.
@@ -61,7 +61,7 @@ impl IntrinsicSource {
     }
 
     /// The twelve definitions, to register with
-    /// [`crate::registry::Registry::register_bare`].
+    /// [`tiny_harness_core::registry::Registry::register_bare`].
     pub fn pending() -> Vec<PendingTool> {
         SPECS
             .iter()
