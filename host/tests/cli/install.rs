@@ -1,20 +1,20 @@
 //! `tiny-harness mcp install`, with the real registries: npm's
 //! server-everything and server-filesystem as a desktop assistant's config
-//! starts them (`npx -y`), and PyPI's mcp-server-time as `uvx` starts it,
-//! each installed once and then run from the store, confined.
+//! starts them (`npx -y`), each installed once and then run from the store,
+//! confined; installs that fail or never end. PyPI's servers are in
+//! `install_pypi.rs`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
-use super::{npm, one_error_line, run_in, stderr, stdout, wait_live_for};
+use super::{one_error_line, run_in, stderr, stdout, wait_live_for};
 
-fn text(output: &Output) -> String {
+pub(super) fn text(output: &Output) -> String {
     format!("{}{}", stdout(output), stderr(output))
 }
 
 /// The lock of `dir`'s `tiny-harness.toml`, as JSON.
-fn lock(dir: &Path) -> serde_json::Value {
+pub(super) fn lock(dir: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(dir.join("tiny-harness.lock")).expect("a lock");
     serde_json::from_str(&text).unwrap()
 }
@@ -305,90 +305,6 @@ fn bad_installs_are_one_line_errors_that_leave_nothing_behind() {
     assert!(!store.join("everything").exists());
 }
 
-/// `tests/mcp/.uv/bin`, holding PyPI's uv (for its `uvx`), installed first
-/// if it is missing.
-fn uv_bin() -> PathBuf {
-    static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
-    INSTALLED
-        .get_or_init(|| {
-            let venv = npm::servers_dir().join(".uv");
-            let uvx = venv.join("bin/uvx");
-            if !uvx.is_file() {
-                let lock = std::fs::File::create(npm::servers_dir().join(".uv.lock")).unwrap();
-                lock.lock().unwrap();
-                if !uvx.is_file() {
-                    let made = Command::new("/usr/bin/python3")
-                        .args(["-m", "venv", "--clear"])
-                        .arg(&venv)
-                        .status()
-                        .unwrap();
-                    assert!(made.success());
-                    let installed = Command::new(venv.join("bin/pip"))
-                        .args(["install", "--quiet", "--require-hashes", "-r"])
-                        .arg(npm::servers_dir().join("uv-requirements.txt"))
-                        .status()
-                        .unwrap();
-                    assert!(installed.success(), "pip install uv failed");
-                }
-            }
-            venv.join("bin")
-        })
-        .clone()
-}
-
-#[test]
-fn a_pypi_server_as_uvx_starts_it_is_installed_and_runs_confined() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = format!(
-        "{}:{}",
-        uv_bin().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
-            .args(args)
-            .current_dir(dir.path())
-            .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
-            .env("PATH", &path)
-            .output()
-            .unwrap()
-    };
-    let add = run(&[
-        "mcp",
-        "add",
-        "time",
-        "--",
-        "uvx",
-        "mcp-server-time==2026.10.19",
-        "--local-timezone",
-        "UTC",
-    ]);
-    assert_eq!(add.status.code(), Some(0), "{}", text(&add));
-    let install = run(&["mcp", "install"]);
-    assert_eq!(install.status.code(), Some(0), "{}", text(&install));
-    assert!(
-        stdout(&install).contains("pypi mcp-server-time 2026.10.19 (sha256:"),
-        "{}",
-        text(&install)
-    );
-    let code = &lock(dir.path())["plugins"]["mcp"]["servers"]["time"]["code"];
-    assert!(
-        code["dependencies"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .any(|k| k.starts_with("mcp@")),
-        "{code}"
-    );
-    let now = run(&["call", "mcp/time.get_current_time", r#"{"timezone":"UTC"}"#]);
-    assert_eq!(now.status.code(), Some(0), "{}", text(&now));
-    assert!(
-        stdout(&now).contains("\"timezone\":\"UTC\""),
-        "{}",
-        text(&now)
-    );
-}
-
 /// A config of two `npx -y` servers: server-everything, and a package
 /// the registry does not have.
 fn one_good_one_missing(dir: &Path) {
@@ -454,80 +370,6 @@ fn a_server_that_cannot_be_installed_is_skipped_and_named_and_the_others_are_ins
             && stderr(&locked).starts_with("tiny-harness: error: 1 of 2 servers not installed: mcp/broken (its code is not in the lock, and --locked records nothing new"),
         "{}",
         text(&locked)
-    );
-}
-
-#[test]
-fn a_pasted_uvx_server_installs_and_runs_on_a_machine_without_uv() {
-    let dir = tempfile::tempdir().unwrap();
-    // A PATH with python3 (pip installs the server) and no uv, whatever
-    // this machine has.
-    let bin = dir.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
-    std::os::unix::fs::symlink("/usr/bin/python3", bin.join("python3")).unwrap();
-    let claude = serde_json::json!({"mcpServers": {"time": {
-        "command": "uvx", "args": ["mcp-server-time==2026.10.19", "--local-timezone", "UTC"],
-    }}});
-    std::fs::write(dir.path().join("claude.json"), claude.to_string()).unwrap();
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
-            .args(args)
-            .current_dir(dir.path())
-            .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
-            .env("PATH", &bin)
-            .output()
-            .unwrap()
-    };
-    // `mcp add` takes it too, with the advice to install it.
-    let added = run(&[
-        "--config",
-        "added.toml",
-        "mcp",
-        "add",
-        "time",
-        "--",
-        "uvx",
-        "mcp-server-time==2026.10.19",
-    ]);
-    assert_eq!(added.status.code(), Some(0), "{}", text(&added));
-    assert!(text(&added).contains("mcp install"), "{}", text(&added));
-    let written = std::fs::read_to_string(dir.path().join("added.toml")).unwrap();
-    assert!(written.contains("{ program = \"uvx\" }"), "{written}");
-
-    let block = run(&["mcp", "import", "claude.json"]);
-    assert_eq!(block.status.code(), Some(0), "{}", text(&block));
-    std::fs::write(dir.path().join("tiny-harness.toml"), &block.stdout).unwrap();
-
-    // Before: the config loads; the server says what to run.
-    let before = run(&["call", "mcp/time.get_current_time", r#"{"timezone":"UTC"}"#]);
-    assert_eq!(before.status.code(), Some(1), "{}", text(&before));
-    assert!(
-        stdout(&before).contains("run tiny-harness mcp install time"),
-        "{}",
-        text(&before)
-    );
-    let plugins = stdout(&run(&["plugins"]));
-    assert!(
-        plugins.contains("exec unusable here: uvx (tiny-harness.toml:")
-            && plugins.contains("program \"uvx\" was not found on PATH"),
-        "{plugins}"
-    );
-
-    let install = run(&["mcp", "install"]);
-    assert_eq!(install.status.code(), Some(0), "{}", text(&install));
-    assert!(
-        stdout(&install).contains("mcp/time: pypi mcp-server-time 2026.10.19 (sha256:"),
-        "{}",
-        text(&install)
-    );
-    // After: from its install, confined; uvx, which would not run
-    // confined anyway, is not needed.
-    let now = run(&["call", "mcp/time.get_current_time", r#"{"timezone":"UTC"}"#]);
-    assert_eq!(now.status.code(), Some(0), "{}", text(&now));
-    assert!(
-        stdout(&now).contains("\"timezone\":\"UTC\""),
-        "{}",
-        text(&now)
     );
 }
 

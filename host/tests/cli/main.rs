@@ -9,6 +9,7 @@ mod bundled;
 mod conformance;
 mod doctor;
 mod install;
+mod install_pypi;
 mod intrinsics;
 mod journal;
 mod login;
