@@ -242,18 +242,19 @@ impl McpSource {
     /// Checks the install this server runs from as its next start would
     /// (see [`StartCheck`](super::store::StartCheck)), without starting
     /// it: a server not started yet whose install was changed is marked
-    /// failed with why. `Ok` for a server that runs from no install.
+    /// failed with why. `Ok` for a server that runs from no install, and
+    /// for one that started (its start checked it).
     pub fn check_install(&self) -> Result<(), String> {
         let Some(check) = self.launch.as_ref().and_then(|l| l.store_check.as_ref()) else {
             return Ok(());
         };
-        check.run().inspect_err(|why| {
-            self.set_status(|s| {
-                if s.state == State::NotStarted {
-                    s.state = State::Failed(why.clone());
-                }
-            })
-        })
+        // A server that started has been checked by its start.
+        if self.status().state != State::NotStarted {
+            return Ok(());
+        }
+        check
+            .run()
+            .inspect_err(|why| self.set_status(|s| s.state = State::Failed(why.clone())))
     }
 
     /// Whether its last start was refused before anything ran.
