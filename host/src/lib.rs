@@ -48,8 +48,9 @@
 //! layer over [`host`]. The lowest of them (`tool` to `registry`, `pin`,
 //! `render`, `invoke`, `journal`) are the crate `tiny-harness-core`,
 //! re-exported here at the same paths; `grant` and `confine` are the
-//! crate `tiny-harness-sandbox`, and `intrinsic` the crate
-//! `tiny-harness-intrinsic`, likewise.
+//! crate `tiny-harness-sandbox`, `intrinsic` the crate
+//! `tiny-harness-intrinsic`, and `provider` with `wire` the crate
+//! `tiny-harness-provider`, likewise.
 //!
 //! Everything from outside is untrusted and bounded: every size, count and
 //! cost a plugin, a schema, a model's arguments, a config or a path can
@@ -70,13 +71,13 @@ pub use tiny_harness_intrinsic as intrinsic;
 pub mod mcp;
 pub use tiny_harness_core::pin;
 pub mod plugin;
-pub mod provider;
 pub use tiny_harness_core::registry;
 pub use tiny_harness_core::render;
 pub use tiny_harness_core::schema;
 pub use tiny_harness_core::source;
 pub use tiny_harness_core::tool;
-pub mod wire;
+pub use tiny_harness_provider as provider;
+pub use tiny_harness_provider::wire;
 
 pub use config::{Config, ConfigError};
 pub use file::FileError;

@@ -85,7 +85,7 @@ PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"
 
 # The MCP revision to validate at (--mcp-version): by default the one the
 # CLI's mcp provider answers a request that names none in
-# host/src/provider/mcp.rs.
+# host/provider/src/mcp.rs.
 MCP_VERSION = "2025-06-18"
 
 # Longest error text kept per failure line.

@@ -24,8 +24,8 @@ use super::cache::{Encoded, ToolCache};
 use super::gemini::GeminiSchema;
 use super::gemini_schema::SchemaRewrite;
 use super::payload::ToolsPayload;
-use crate::registry::RegisteredTool;
 use crate::wire::WireCodec;
+use tiny_harness_core::registry::RegisteredTool;
 
 /// One tool as an adapter offers it: the entry and its wire name.
 #[derive(Debug, Clone, Copy)]

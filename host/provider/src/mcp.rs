@@ -6,7 +6,7 @@
 //!   `annotations` always holds `readOnlyHint` and `idempotentHint`;
 //!   `destructiveHint` and `openWorldHint` only when true, because MCP
 //!   reads their absence as true, the cautious reading, and our
-//!   [`crate::tool::Annotations`] cannot tell "said false" from "said
+//!   [`tiny_harness_core::tool::Annotations`] cannot tell "said false" from "said
 //!   nothing".
 //! - calls: a JSON-RPC `tools/call` request `{"jsonrpc":"2.0","id",
 //!   "method":"tools/call","params":{"name","arguments"?}}`, or a batch

@@ -35,7 +35,7 @@ impl Reader {
         let at = if at.is_empty() { "the response" } else { at };
         ProviderError::Malformed {
             provider: self.provider.as_str(),
-            at: crate::display::one_line(at).into_owned(),
+            at: tiny_harness_core::display::one_line(at).into_owned(),
             expected,
         }
     }

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::*;
-use crate::registry::RegistrationLimits;
-use crate::source::{CallFuture, CallLimits, PendingTool, ToolSource};
-use crate::tool::{Annotations, ToolDefinition};
+use tiny_harness_core::registry::RegistrationLimits;
+use tiny_harness_core::source::{CallFuture, CallLimits, PendingTool, ToolSource};
+use tiny_harness_core::tool::{Annotations, ToolDefinition};
 
 pub(super) const READ: &str = "fs/workspace.read_file";
 const WRITE: &str = "fs/workspace.write_file";
@@ -88,7 +88,7 @@ pub(super) fn registry() -> Registry {
 
 pub(super) fn fixture(provider: Provider, name: &str) -> Value {
     let path = format!(
-        "{}/../tests/fixtures/providers/{}/{name}.json",
+        "{}/../../tests/fixtures/providers/{}/{name}.json",
         env!("CARGO_MANIFEST_DIR"),
         provider.as_str()
     );

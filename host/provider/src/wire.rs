@@ -184,7 +184,7 @@ impl WireRule {
 /// call.
 ///
 /// ```
-/// use tiny_harness_host::wire::{WireCodec, WireRule};
+/// use tiny_harness_provider::wire::{WireCodec, WireRule};
 /// let offered = ["fs/workspace.read_file", "create_plan"];
 /// let codec = WireCodec::new(WireRule::openai(), offered);
 /// assert_eq!(codec.encode("fs/workspace.read_file"), Some("fs__workspace__read_file"));
@@ -429,7 +429,7 @@ impl fmt::Display for UnknownWireName {
         write!(
             f,
             "unknown tool \"{}{more}\": no tool of this name was offered in this request",
-            crate::display::one_line(&self.name)
+            tiny_harness_core::display::one_line(&self.name)
         )
     }
 }

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::tests::{READ, decode};
 use super::*;
-use crate::tool::{ContentPart, ToolResult};
+use tiny_harness_core::tool::{ContentPart, ToolResult};
 
 /// The outcomes the harness would have for `malformed.json`: the good call
 /// succeeds, the other two are refusals.

@@ -1,7 +1,7 @@
 //! What encoding keeps of each registered tool between requests: its
 //! registry name as a shared string, its own wire name under each rule,
 //! and its entry in each provider's payload as compact JSON text, made on
-//! first use and held in the tool's [`Derived`](crate::registry::Derived)
+//! first use and held in the tool's [`Derived`](tiny_harness_core::registry::Derived)
 //! slot.
 //!
 //! Invariants:
@@ -25,8 +25,8 @@ use serde_json::Value;
 
 use super::gemini::GeminiSchema;
 use super::{Offered, Provider, ToolRewrites};
-use crate::registry::RegisteredTool;
 use crate::wire::WireRule;
+use tiny_harness_core::registry::RegisteredTool;
 
 /// One tool's entry in one provider's payload, as the compact JSON text
 /// of the [`Value`] the adapter builds: about a tenth of the memory of the

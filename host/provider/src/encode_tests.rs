@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 use super::cache::ToolCache;
 use super::tests::{Inert, pending, registry};
 use super::*;
-use crate::registry::RegistrationLimits;
-use crate::tool::Annotations;
 use crate::wire::HashLens;
+use tiny_harness_core::registry::RegistrationLimits;
+use tiny_harness_core::tool::Annotations;
 
 /// [`registry`] and a tool with everything a definition may hold: a
 /// title, an output schema, every hint, and a schema Gemini rewrites.

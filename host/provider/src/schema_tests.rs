@@ -287,7 +287,7 @@ fn refused_shapes(schema: &Value, at: &str, out: &mut Vec<String>) {
 #[test]
 fn the_subset_of_every_intrinsic_has_no_shape_gemini_refuses() {
     let mut settled = 0;
-    for spec in crate::intrinsic::SPECS {
+    for spec in tiny_harness_intrinsic::SPECS {
         let schema = spec.input_schema();
         let (raw, _) = rewrite(&schema, SchemaLimits::DEFAULT);
         let mut before = Vec::new();

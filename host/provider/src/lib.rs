@@ -1,7 +1,12 @@
+//! # tiny-harness-provider
+//!
 //! Provider adapters: our tools in each model provider's request format,
-//! the tool calls in its responses, and our results in its result format.
-//! Pure data on [`serde_json::Value`]s: no I/O, no HTTP, no conversation
-//! state.
+//! the tool calls in its responses, and our results in its result format,
+//! with the names each provider accepts ([`wire`]). Pure data on
+//! [`serde_json::Value`]s: no I/O, no HTTP, no conversation state. It
+//! depends on `tiny-harness-core` only, never on the sandbox, WebAssembly
+//! or MCP crates; the `tiny-harness-host` facade re-exports it as
+//! `provider` and its codec as `wire`.
 //!
 //! One adapter per provider ([`Provider`]): OpenAI Chat Completions
 //! ([`openai`]), OpenAI Responses ([`openai`]), Anthropic Messages
@@ -59,6 +64,7 @@ pub mod mcp;
 pub mod openai;
 mod payload;
 mod read;
+pub mod wire;
 
 #[cfg(test)]
 mod encode_tests;
@@ -78,10 +84,10 @@ use std::str::FromStr;
 
 use serde_json::Value;
 
-use crate::invoke::{CallOutcome, ToolCall};
-use crate::registry::{RegisteredTool, Registry};
-use crate::tool::{CallError, Violation};
-use crate::wire::{UnknownWireName, WireCodec, WireRule};
+use tiny_harness_core::invoke::{CallOutcome, ToolCall};
+use tiny_harness_core::registry::{RegisteredTool, Registry};
+use tiny_harness_core::tool::{CallError, Violation};
+use wire::{UnknownWireName, WireCodec, WireRule};
 
 pub(crate) use encode::Offered;
 pub use encode::{EncodedRequest, ToolRewrites};
@@ -221,7 +227,7 @@ impl FromStr for Provider {
         Provider::ALL
             .into_iter()
             .find(|p| p.as_str() == name)
-            .ok_or_else(|| UnknownProvider(crate::display::one_line(name).into_owned()))
+            .ok_or_else(|| UnknownProvider(tiny_harness_core::display::one_line(name).into_owned()))
     }
 }
 
