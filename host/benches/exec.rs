@@ -35,7 +35,11 @@ use tiny_harness_host::{Host, HostBuilder, PluginSpec, ToolCall};
 const TRUE: &str = "/bin/true";
 
 fn shell_wasm() -> PathBuf {
-    PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR")).join("shell.wasm")
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../target/wasm-plugins/wasm32-wasip2/release"
+    ))
+    .join("shell.wasm")
 }
 
 async fn shell_host(mode: confine::Mode) -> Host {

@@ -30,7 +30,11 @@ use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 fn hello_wasm() -> PathBuf {
-    PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR")).join("hello.wasm")
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../target/wasm-plugins/wasm32-wasip2/release"
+    ))
+    .join("hello.wasm")
 }
 
 /// The least state a WASI component needs.

@@ -17,7 +17,11 @@ use tiny_harness_host::{CompileCache, CompileOrigin, Plugin, PluginEngine, Plugi
 fn fs_spec() -> PluginSpec {
     PluginSpec::new(
         "fs",
-        PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR")).join("fs.wasm"),
+        PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../target/wasm-plugins/wasm32-wasip2/release"
+        ))
+        .join("fs.wasm"),
     )
 }
 

@@ -36,7 +36,11 @@ use tiny_harness_host::{CompileCache, Host, HostBuilder, PluginEngine, PluginSpe
 mod npm;
 
 fn mcp_wasm() -> PathBuf {
-    PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR")).join("mcp.wasm")
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../target/wasm-plugins/wasm32-wasip2/release"
+    ))
+    .join("mcp.wasm")
 }
 
 /// `node`, which may read the server's package when it runs confined.

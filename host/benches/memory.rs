@@ -45,7 +45,11 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let mut spec = PluginSpec::new(
         "hostile",
-        PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR")).join("hostile.wasm"),
+        PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../target/wasm-plugins/wasm32-wasip2/release"
+        ))
+        .join("hostile.wasm"),
     );
     spec.config = json!({"mode": "normal"});
     spec.limits.memory_bytes = 512 << 20;

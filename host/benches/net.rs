@@ -27,7 +27,11 @@ use tiny_harness_host::{Host, HostBuilder, PluginSpec, ToolCall};
 mod server;
 
 fn net_wasm() -> PathBuf {
-    PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR")).join("net.wasm")
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../target/wasm-plugins/wasm32-wasip2/release"
+    ))
+    .join("net.wasm")
 }
 
 async fn start_host(port: u16) -> Host {

@@ -36,7 +36,11 @@ const SIZES: [usize; 4] = [1_000, 2_000, 5_000, 10_000];
 fn registry(runtime: &tokio::runtime::Runtime, n: usize) -> Arc<Registry> {
     let mut spec = PluginSpec::new(
         "hostile",
-        PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR")).join("hostile.wasm"),
+        PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../target/wasm-plugins/wasm32-wasip2/release"
+        ))
+        .join("hostile.wasm"),
     );
     spec.config = json!({"mode": "many-tools", "count": n});
     spec.limits.registration.tools = n + 100;

@@ -310,15 +310,12 @@ impl Checker<'_> {
             None => serde_json::Value::Object(Default::default()),
             Some(table) => toml_to_json(toml::Value::Table(table)),
         };
-        Ok(PluginSpec {
-            name: plugin,
-            wasm,
-            sha256,
-            grants,
-            limits,
-            config,
-            resolver: std::sync::Arc::new(crate::http::SystemResolver),
-        })
+        let mut spec = PluginSpec::new(plugin, wasm);
+        spec.sha256 = sha256;
+        spec.grants = grants;
+        spec.limits = limits;
+        spec.config = config;
+        Ok(spec)
     }
 }
 

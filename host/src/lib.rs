@@ -64,13 +64,12 @@ pub use tiny_harness_core::file;
 pub use tiny_harness_sandbox::confine;
 pub use tiny_harness_sandbox::grant;
 pub mod host;
-pub mod http;
 pub use tiny_harness_core::invoke;
 pub use tiny_harness_core::journal;
 pub use tiny_harness_intrinsic as intrinsic;
+pub use tiny_harness_wasm::http;
 pub mod mcp;
 pub use tiny_harness_core::pin;
-pub mod plugin;
 pub use tiny_harness_core::registry;
 pub use tiny_harness_core::render;
 pub use tiny_harness_core::schema;
@@ -78,6 +77,10 @@ pub use tiny_harness_core::source;
 pub use tiny_harness_core::tool;
 pub use tiny_harness_provider as provider;
 pub use tiny_harness_provider::wire;
+pub use tiny_harness_wasm as plugin;
+
+#[cfg(test)]
+mod launchers_tests;
 
 pub use config::{Config, ConfigError};
 pub use file::FileError;

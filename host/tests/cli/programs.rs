@@ -10,7 +10,11 @@ use super::procs::{marker, pids_with};
 use super::{run_in, shared_cache};
 
 fn shell_wasm() -> PathBuf {
-    PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR")).join("shell.wasm")
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../target/wasm-plugins/wasm32-wasip2/release"
+    ))
+    .join("shell.wasm")
 }
 
 fn wait_for(what: &str, until: impl Fn() -> bool) {

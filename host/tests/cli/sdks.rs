@@ -117,10 +117,13 @@ fn four_plugins() -> tempfile::TempDir {
     std::fs::create_dir(dir.path().join("work")).unwrap();
     std::fs::write(dir.path().join("work/README.md"), "# replayed\n").unwrap();
     let plugin = |name: &str| {
-        PathBuf::from(env!("TINY_HARNESS_PLUGIN_DIR"))
-            .join(format!("{name}.wasm"))
-            .display()
-            .to_string()
+        PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../target/wasm-plugins/wasm32-wasip2/release"
+        ))
+        .join(format!("{name}.wasm"))
+        .display()
+        .to_string()
     };
     let skills = workspace_root().join("tests/fixtures/skills");
     std::fs::write(

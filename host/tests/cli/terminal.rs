@@ -139,7 +139,10 @@ pub(super) fn in_terminal_with(
 /// The hostile server as an MCP server of the mcp plugin, and the same
 /// script as a program the shell plugin may run.
 fn config(dir: &Path) {
-    let plugins = Path::new(env!("TINY_HARNESS_PLUGIN_DIR"));
+    let plugins = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../target/wasm-plugins/wasm32-wasip2/release"
+    ));
     let servers = npm::servers_dir().canonicalize().unwrap();
     let script = servers.join("servers/hostile.py");
     let grant = format!(

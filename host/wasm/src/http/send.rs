@@ -22,7 +22,7 @@ use url::{Host, Url};
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody};
 
 use super::{HttpDenied, HttpPolicy, address};
-use crate::grant::{NetGrant, find_net};
+use tiny_harness_sandbox::grant::{NetGrant, find_net};
 
 type IoFuture = Box<dyn Future<Output = Result<(), Error>> + Send>;
 

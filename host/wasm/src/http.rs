@@ -24,7 +24,7 @@
 //!   beginning `denied: `, which says what to grant.
 //!
 //! `wasi:sockets` is not affected: no grant opens a raw socket (see
-//! [`crate::plugin::sandbox`]).
+//! [`crate::sandbox`]).
 
 pub mod address;
 pub mod resolve;
@@ -35,9 +35,9 @@ use std::time::{Duration, Instant};
 
 use wasmtime_wasi_http::{RequestOptions, WasiBody, WasiHttpHooks};
 
-use crate::grant::{NetDenied, NetGrant};
 pub use address::Special;
 pub use resolve::{Resolve, StaticResolver, SystemResolver};
+use tiny_harness_sandbox::grant::{NetDenied, NetGrant};
 
 /// How much outbound HTTP one call may use. Part of a plugin's
 /// [`Limits`](crate::Limits).

@@ -1,4 +1,11 @@
-//! Plugins: WebAssembly components that supply tools, run sandboxed.
+//! # tiny-harness-wasm
+//!
+//! Plugins: WebAssembly components that supply tools, run sandboxed, and
+//! the outbound HTTP they may send under their grants ([`http`]). It
+//! depends on `tiny-harness-core` and `tiny-harness-sandbox` only, never
+//! on the MCP crate: a plugin's MCP declarations leave it as the core's
+//! plain declaration types. The `tiny-harness-host` facade re-exports it
+//! as `plugin`, and its HTTP module as `http`.
 //!
 //! Invariants:
 //! - A plugin is compiled and linked once ([`Plugin::load`] builds an
@@ -20,6 +27,7 @@ pub mod engine;
 mod error;
 mod exec;
 pub mod handles;
+pub mod http;
 mod lift;
 mod limits;
 pub mod sandbox;
@@ -33,14 +41,19 @@ use wasmtime::{Store, Trap, UpdateDeadline};
 pub use cache::{CompileCache, CompileOrigin};
 pub use engine::PluginEngine;
 pub use error::LoadError;
+/// The exec import's check and run outside a guest, for the facade's test
+/// that an exec call and a stdio MCP server decide every grant case alike.
+/// Not part of the API.
+#[doc(hidden)]
+pub use exec::{ExecAccess, ExecContext};
 pub use limits::Limits;
 pub use sandbox::{CallState, DirGrant, DirMode, Grants};
 
-use crate::declaration::Declaration;
-use crate::display;
-use crate::source::{CallFuture, CallLimits, PendingTool, ToolSource};
-use crate::tool::{CallError, ResultBudget, ToolResult};
 use bindings::PluginPre;
+use tiny_harness_core::declaration::Declaration;
+use tiny_harness_core::display;
+use tiny_harness_core::source::{CallFuture, CallLimits, PendingTool, ToolSource};
+use tiny_harness_core::tool::{CallError, ResultBudget, ToolResult};
 
 /// The WIT world a plugin must export, as reported in errors.
 pub const WORLD: &str = "tiny-harness:plugin/plugin@0.3.0";
@@ -142,10 +155,10 @@ impl Plugin {
                     plugin: name.clone(),
                     reason: builtin::unknown(bundled),
                 })?,
-            None => crate::file::read_regular(
+            None => tiny_harness_core::file::read_regular(
                 &spec.wasm,
                 "plugin component",
-                crate::file::MAX_COMPONENT_BYTES,
+                tiny_harness_core::file::MAX_COMPONENT_BYTES,
             )
             .map_err(|source| LoadError::Read {
                 plugin: name.clone(),
@@ -250,7 +263,7 @@ impl Plugin {
     }
 
     /// The MCP servers its registration declares, in its order. The host
-    /// reaches them (see [`crate::mcp`]); the plugin itself never does.
+    /// reaches them (the MCP crate); the plugin itself never does.
     pub fn mcp_sources(&self) -> &[Declaration] {
         &self.mcp_sources
     }
@@ -280,7 +293,7 @@ impl Plugin {
                     source: self.limits.registration.refusal(
                         &self.name,
                         "the registration",
-                        crate::registry::RegistrationLimit::Total,
+                        tiny_harness_core::registry::RegistrationLimit::Total,
                         self.limits.registration.total_bytes as u64 + 1,
                         true,
                     ),
@@ -570,10 +583,13 @@ fn check_component_header(bytes: &[u8]) -> Result<(), String> {
 
 /// The sha256 of a plugin component file, as 64 hex digits (for writing
 /// pins). Reads it as [`Plugin::load`] does: only a regular file of at most
-/// [`MAX_COMPONENT_BYTES`](crate::file::MAX_COMPONENT_BYTES).
-pub fn file_sha256(path: &Path) -> Result<String, crate::file::FileError> {
-    let bytes =
-        crate::file::read_regular(path, "plugin component", crate::file::MAX_COMPONENT_BYTES)?;
+/// [`MAX_COMPONENT_BYTES`](tiny_harness_core::file::MAX_COMPONENT_BYTES).
+pub fn file_sha256(path: &Path) -> Result<String, tiny_harness_core::file::FileError> {
+    let bytes = tiny_harness_core::file::read_regular(
+        path,
+        "plugin component",
+        tiny_harness_core::file::MAX_COMPONENT_BYTES,
+    )?;
     Ok(hex::encode(Sha256::digest(bytes)))
 }
 

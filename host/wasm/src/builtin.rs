@@ -65,7 +65,7 @@ pub fn unknown(name: &str) -> String {
     } else {
         format!(
             "there is no bundled plugin {:?}: the bundled ones are {}",
-            crate::display::one_line(name),
+            tiny_harness_core::display::one_line(name),
             names
                 .iter()
                 .map(|n| format!("{PREFIX}{n}"))

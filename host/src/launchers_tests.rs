@@ -6,12 +6,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{ExecAccess, ExecContext};
 use crate::declaration::{Declaration, Stdio, Transport};
 use crate::grant::{ArgPatterns, EnvNames, ExecGrant, Grants};
 use crate::mcp::launch::{Launch, Target};
-use crate::plugin::Limits;
 use crate::plugin::bindings::tiny_harness::plugin::exec::{Command, ExecError};
+use crate::plugin::{ExecAccess, ExecContext, Limits};
 
 /// One request, and what both launchers must say of it: `Ok` (the one
 /// allowed case), or words the refusal must hold.

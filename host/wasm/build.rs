@@ -43,7 +43,12 @@ fn main() -> ExitCode {
     println!("cargo::rustc-check-cfg=cfg(bundled_plugins)");
     println!("cargo:rerun-if-env-changed=TINY_HARNESS_SKIP_PLUGIN_BUILD");
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
-    let Some(root) = manifest_dir.parent().map(Path::to_path_buf) else {
+    // This crate sits at host/wasm: the checkout's root is two levels up.
+    let Some(root) = manifest_dir
+        .parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+    else {
         return ExitCode::SUCCESS;
     };
     let plugins = root.join("plugins");

@@ -10,7 +10,7 @@ use super::WORLD;
 #[non_exhaustive]
 pub enum LoadError {
     /// The component file cannot be read, or is not a regular file of at
-    /// most [`MAX_COMPONENT_BYTES`](crate::file::MAX_COMPONENT_BYTES).
+    /// most [`MAX_COMPONENT_BYTES`](tiny_harness_core::file::MAX_COMPONENT_BYTES).
     #[error("plugin {plugin}: {source}")]
     Read {
         /// The plugin's name.
@@ -18,7 +18,7 @@ pub enum LoadError {
         /// The file.
         path: PathBuf,
         /// Why (it displays as `cannot read PATH: REASON`).
-        source: crate::file::FileError,
+        source: tiny_harness_core::file::FileError,
     },
     /// The path names a bundled plugin (`builtin:NAME`) this host does not
     /// carry.
@@ -76,7 +76,7 @@ pub enum LoadError {
         /// The plugin's name.
         plugin: String,
         /// The limit and by how much.
-        source: crate::registry::RegistryError,
+        source: tiny_harness_core::registry::RegistryError,
     },
     /// `register` returned something the host refuses.
     #[error("plugin {plugin}: invalid registration: {reason}")]

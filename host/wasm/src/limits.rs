@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::registry::RegistrationLimits;
+use tiny_harness_core::registry::RegistrationLimits;
 
 /// How much one call may use. Non-exhaustive: start from
 /// [`Limits::default`] and set what differs.
@@ -21,7 +21,7 @@ pub struct Limits {
     /// parts together, or the message of its error. A larger result
     /// reaches the model as a `too_large` error, so a tool cannot flood the
     /// model's context. Each part also costs
-    /// [`PART_FRAMING_BYTES`](crate::tool::PART_FRAMING_BYTES) of framing.
+    /// [`PART_FRAMING_BYTES`](tiny_harness_core::tool::PART_FRAMING_BYTES) of framing.
     pub result_bytes: usize,
     /// The most content parts one result may have. Parts are counted before
     /// any is read; a result of a million empty parts costs the host

@@ -18,11 +18,13 @@
 
 use super::bindings;
 use super::limits::Limits;
-use crate::declaration::{Declaration, Http, Stdio, Transport};
-use crate::display;
-use crate::registry::{RegistrationLimit, RegistrationLimits, RegistryError};
-use crate::source::PendingTool;
-use crate::tool::{Annotations, CallError, ContentPart, ResultBudget, ToolDefinition, ToolResult};
+use tiny_harness_core::declaration::{Declaration, Http, Stdio, Transport};
+use tiny_harness_core::display;
+use tiny_harness_core::registry::{RegistrationLimit, RegistrationLimits, RegistryError};
+use tiny_harness_core::source::PendingTool;
+use tiny_harness_core::tool::{
+    Annotations, CallError, ContentPart, ResultBudget, ToolDefinition, ToolResult,
+};
 
 /// The least hostcall fuel a call gets, whatever its limits: the guest's
 /// own calls into WASI (a large write, say) are metered by the same fuel.
@@ -198,7 +200,7 @@ fn declarations(
         .collect();
     let mut declarations = Vec::new();
     for source in &registration.mcp_sources {
-        crate::registry::check_segment("server", &source.name)
+        tiny_harness_core::registry::check_segment("server", &source.name)
             .map_err(|e| RegistrationRefused::Invalid(format!("MCP source: {e}")))?;
         if !names.insert(&source.name) {
             return Err(RegistrationRefused::Invalid(format!(
@@ -217,7 +219,7 @@ fn declarations(
                 url: http.url.clone(),
                 headers: http.headers.clone(),
                 oauth: http.oauth.as_ref().map(|o| {
-                    use crate::declaration::{Grant, IdentityProvider, OAuth};
+                    use tiny_harness_core::declaration::{Grant, IdentityProvider, OAuth};
                     // Non-exhaustive: filled field by field.
                     let mut oauth = OAuth::default();
                     oauth.grant = match o.grant {

@@ -1,12 +1,12 @@
 //! The `exec` interface: a plugin asks the host to run a program, and the
 //! host runs it only as the plugin's grants allow, confined by the kernel
-//! to those same grants (see [`crate::confine`]).
+//! to those same grants (see [`tiny_harness_sandbox::confine`]).
 //!
 //! Invariants:
 //! - Only a program in the plugin's `exec` grants runs; a `cwd` must be a
 //!   guest path inside a granted directory; `${NAME}` in `env` resolves
 //!   only for granted variables: the checks of
-//!   [`crate::grant::start::prepare`], the same as a stdio MCP server's.
+//!   [`tiny_harness_sandbox::grant::start::prepare`], the same as a stdio MCP server's.
 //!   Each refusal is `denied` with the grant that would allow it.
 //! - It runs no longer than the call has left, its output is capped at the
 //!   plugin's result limit per stream, and its whole process group is
@@ -18,12 +18,12 @@ use std::time::{Duration, Instant};
 
 use super::bindings::tiny_harness::plugin::exec::{Command, ExecError, Output};
 use super::limits::Limits;
-use crate::confine::{self, Exited, Stdio3};
-use crate::grant::Grants;
+use tiny_harness_sandbox::confine::{self, Exited, Stdio3};
+use tiny_harness_sandbox::grant::Grants;
 
 /// What a plugin's calls may run: its name, grants and limits.
 #[derive(Debug)]
-pub(crate) struct ExecContext {
+pub struct ExecContext {
     pub plugin: String,
     pub grants: Grants,
     pub limits: Limits,
@@ -31,14 +31,14 @@ pub(crate) struct ExecContext {
 
 /// One call's access to `exec`: its plugin's context and its deadline.
 #[derive(Debug, Clone)]
-pub(crate) struct ExecAccess {
+pub struct ExecAccess {
     pub context: Arc<ExecContext>,
     pub deadline: Instant,
 }
 
 impl ExecAccess {
     /// Runs `command` for the call, as its plugin's grants allow.
-    pub(crate) async fn run(&self, command: Command) -> Result<Output, ExecError> {
+    pub async fn run(&self, command: Command) -> Result<Output, ExecError> {
         let ctx = &self.context;
         let cwd = command
             .cwd
@@ -46,7 +46,7 @@ impl ExecAccess {
             .map(|guest| self.host_dir(guest))
             .transpose()?;
         // The same check and resolution as a stdio MCP server's.
-        let program = crate::grant::start::prepare(
+        let program = tiny_harness_sandbox::grant::start::prepare(
             &ctx.plugin,
             &ctx.grants,
             &command.program,
@@ -75,7 +75,7 @@ impl ExecAccess {
             .map_err(|e| {
                 ExecError::Failed(format!(
                     "cannot run {shown}: {}",
-                    crate::display::one_line(&e.to_string())
+                    tiny_harness_core::display::one_line(&e.to_string())
                 ))
             })?;
         let (exit_code, signal) = match ran.exited {
@@ -101,7 +101,7 @@ impl ExecAccess {
         let outside = || {
             ExecError::Denied(format!(
                 "cwd {:?} is outside every granted directory (granted: {})",
-                crate::display::one_line(guest),
+                tiny_harness_core::display::one_line(guest),
                 self.granted_guests()
             ))
         };
@@ -148,6 +148,3 @@ impl ExecAccess {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

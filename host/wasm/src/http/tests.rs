@@ -2,7 +2,7 @@ use std::net::IpAddr;
 
 use super::address::{Special, special};
 use super::send::target;
-use crate::grant::NetGrant;
+use tiny_harness_sandbox::grant::NetGrant;
 
 fn ip(text: &str) -> IpAddr {
     text.parse().unwrap()

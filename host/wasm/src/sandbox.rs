@@ -19,7 +19,7 @@ pub use super::limits::Limits;
 /// How much of the guest's standard error is kept to explain a trap.
 pub const STDERR_CAPTURE_BYTES: usize = 16 * 1024;
 
-pub use crate::grant::{DirGrant, DirMode, Grants};
+pub use tiny_harness_sandbox::grant::{DirGrant, DirMode, Grants};
 
 /// Caps the total of a store's linear memories (and, separately, of its
 /// tables) and remembers whether the cap was hit, so that a failure can be
