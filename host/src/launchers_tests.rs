@@ -6,9 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::declaration::{Declaration, Stdio, Transport};
 use crate::grant::{ArgPatterns, EnvNames, ExecGrant, Grants};
 use crate::mcp::launch::{Launch, Target};
+use crate::mcp::{Declaration, Stdio, Transport};
 use crate::plugin::bindings::tiny_harness::plugin::exec::{Command, ExecError};
 use crate::plugin::{ExecAccess, ExecContext, Limits};
 

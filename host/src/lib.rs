@@ -49,8 +49,11 @@
 //! `render`, `invoke`, `journal`) are the crate `tiny-harness-core`,
 //! re-exported here at the same paths; `grant` and `confine` are the
 //! crate `tiny-harness-sandbox`, `intrinsic` the crate
-//! `tiny-harness-intrinsic`, and `provider` with `wire` the crate
-//! `tiny-harness-provider`, likewise.
+//! `tiny-harness-intrinsic`, `provider` with `wire` the crate
+//! `tiny-harness-provider`, `plugin` with `http` the crate
+//! `tiny-harness-wasm`, and the MCP runtime under `mcp` the crate
+//! `tiny-harness-mcp` (with the operator's tooling beside it here),
+//! likewise.
 //!
 //! Everything from outside is untrusted and bounded: every size, count and
 //! cost a plugin, a schema, a model's arguments, a config or a path can
@@ -58,7 +61,6 @@
 //! refusal is a typed error on one line. `docs/security.md` lists them.
 
 pub mod config;
-pub(crate) use tiny_harness_core::declaration;
 pub use tiny_harness_core::display;
 pub use tiny_harness_core::file;
 pub use tiny_harness_sandbox::confine;

@@ -335,12 +335,13 @@ fn cycles<N: Ord + Clone>(edges: &BTreeMap<N, BTreeSet<N>>) -> Vec<Vec<N>> {
 }
 
 /// The source directory of each of the host's crates.
-fn crates() -> [PathBuf; 6] {
+fn crates() -> [PathBuf; 7] {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     [
         root.join("host/core/src"),
         root.join("host/sandbox/src"),
         root.join("host/intrinsic/src"),
+        root.join("host/mcp/src"),
         root.join("host/provider/src"),
         root.join("host/wasm/src"),
         root.join("host/src"),

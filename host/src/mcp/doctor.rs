@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::launch::{Launch, Program, Target};
-use super::session::{McpSource, Once, once};
+use super::{McpSource, Once, once};
 
 /// The most trace read.
 pub const MAX_TRACE_BYTES: u64 = 64 << 20;

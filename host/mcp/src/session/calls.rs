@@ -13,8 +13,8 @@ use super::super::call::{self, Answer};
 use super::super::connect::{self, close};
 use super::super::convert;
 use super::{MAX_ATTEMPTS, McpSource, State};
-use crate::source::{CallFuture, CallLimits, Missing, ToolSource};
-use crate::tool::{CallError, ResultBudget, ToolResult};
+use tiny_harness_core::source::{CallFuture, CallLimits, Missing, ToolSource};
+use tiny_harness_core::tool::{CallError, ResultBudget, ToolResult};
 
 impl McpSource {
     fn retry_safe(&self, tool: &str) -> bool {
@@ -89,7 +89,7 @@ impl McpSource {
             )),
             Err(rmcp::ServiceError::McpError(error)) => Err(CallError::Failed(format!(
                 "the server refused the call: {}",
-                crate::display::one_line(&error.message)
+                tiny_harness_core::display::one_line(&error.message)
             ))),
             Err(rmcp::ServiceError::Timeout { .. }) => Err(CallError::Timeout { limit }),
             Err(other) if other.auth_challenge().is_some() => {
@@ -170,7 +170,8 @@ impl McpSource {
             let cause = broken.tripped.cause();
             close(broken).await;
             self.set_status(|s| {
-                s.state = State::Disconnected(crate::display::one_line(why).into_owned())
+                s.state =
+                    State::Disconnected(tiny_harness_core::display::one_line(why).into_owned())
             });
             cause
         } else {

@@ -18,8 +18,6 @@
 //!   bounded and every request has a timeout.
 
 mod attach;
-pub mod browser;
-pub mod login;
 mod machine;
 pub mod settings;
 pub mod tokens;
@@ -31,7 +29,6 @@ use rmcp::transport::auth::{
 };
 
 pub(crate) use attach::{Attached, SessionClient};
-pub use login::{LoggedIn, Login, login};
 pub use settings::{IdentityProviderSettings, SIGNING_ALGORITHMS, Settings};
 pub use tokens::{Entry, Tokens};
 
@@ -183,7 +180,7 @@ impl Slot {
         OAuthError::Server(format!(
             "server {}: {}",
             self.key,
-            crate::display::one_line(&error.to_string())
+            tiny_harness_core::display::one_line(&error.to_string())
         ))
     }
 }
@@ -278,7 +275,7 @@ pub(crate) fn refusal(
             .flatten()
             .map(|s| s.scopes)
             .unwrap_or_default();
-        let shown = crate::display::one_line(&wanted.join(" ")).into_owned();
+        let shown = tiny_harness_core::display::one_line(&wanted.join(" ")).into_owned();
         if !wanted.is_empty() && wanted.iter().all(|s| granted.contains(s)) {
             return Refusal {
                 reason: format!(

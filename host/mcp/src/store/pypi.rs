@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::pin::Code;
+use tiny_harness_core::pin::Code;
 
 /// The largest installation report read.
 const MAX_REPORT_BYTES: u64 = 16 << 20;
@@ -144,7 +144,7 @@ pub(super) async fn install(
 
 /// The installed distributions from pip's report.
 fn read_report(report: &Path, package: &str, command: &str, dir: &Path) -> Result<Code, String> {
-    let bytes = crate::file::read_regular(report, "pip report", MAX_REPORT_BYTES)
+    let bytes = tiny_harness_core::file::read_regular(report, "pip report", MAX_REPORT_BYTES)
         .map_err(|e| format!("pip wrote no report: {}", e.reason))?;
     let report: Value =
         serde_json::from_slice(&bytes).map_err(|e| format!("pip's report is not JSON: {e}"))?;
@@ -184,10 +184,10 @@ fn read_report(report: &Path, package: &str, command: &str, dir: &Path) -> Resul
     }
     let (name, version, integrity) =
         top.ok_or_else(|| format!("pip's report does not list {package} as installed"))?;
-    if dependencies.len() > crate::pin::MAX_DEPENDENCIES {
+    if dependencies.len() > tiny_harness_core::pin::MAX_DEPENDENCIES {
         return Err(format!(
             "{name} pulls in more than {} packages",
-            crate::pin::MAX_DEPENDENCIES
+            tiny_harness_core::pin::MAX_DEPENDENCIES
         ));
     }
     let script = format!("venv/bin/{command}");

@@ -22,9 +22,9 @@ use rmcp::model::ProtocolVersion;
 use rmcp::service::{Peer, RoleClient};
 use serde_json::Value;
 
-use crate::registry::RegistrationLimits;
-use crate::source::CallLimits;
-use crate::tool::{CallError, ToolDefinition};
+use tiny_harness_core::registry::RegistrationLimits;
+use tiny_harness_core::source::CallLimits;
+use tiny_harness_core::tool::{CallError, ToolDefinition};
 
 use super::client::{Handler, Shared};
 use super::connect::{self, Connection, close, list_pages, listen};
@@ -36,7 +36,7 @@ mod calls;
 mod probe;
 
 pub use probe::Unauthenticated;
-pub(super) use probe::{Once, once};
+pub use probe::{Once, once};
 
 /// Attempts of one idempotent call, the first included.
 pub const MAX_ATTEMPTS: u32 = 3;
@@ -268,7 +268,7 @@ impl McpSource {
     }
 
     /// What its calls and listings may take.
-    pub(crate) fn limits(&self) -> &SourceLimits {
+    pub fn limits(&self) -> &SourceLimits {
         &self.limits
     }
 

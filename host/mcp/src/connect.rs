@@ -62,7 +62,7 @@ pub(super) struct Connection {
 /// program wrote to standard error, its secrets redacted) is the server's
 /// own text, and goes only to people: `plugins` and the log.
 #[derive(Debug, Clone)]
-pub(super) struct Failure {
+pub struct Failure {
     pub reason: String,
     pub said: Option<String>,
     /// The server refused the host's credentials (an HTTP 401 or 403):
@@ -227,8 +227,10 @@ fn discover_answer(error: &ClientInitializeError) -> Option<String> {
                 .iter()
                 .take(8)
                 .map(|v| {
-                    crate::display::one_line(&v.to_string().chars().take(32).collect::<String>())
-                        .into_owned()
+                    tiny_harness_core::display::one_line(
+                        &v.to_string().chars().take(32).collect::<String>(),
+                    )
+                    .into_owned()
                 })
                 .collect();
             Some(format!(
@@ -466,7 +468,7 @@ pub(super) fn plain(error: &dyn std::fmt::Display) -> String {
         regex::Regex::new(r" ?\[[A-Za-z_][A-Za-z0-9_]*::[A-Za-z0-9_:<>, ]*\]").expect("a regex")
     });
     let text = error.to_string();
-    crate::display::one_line(&TYPE_NAME.replace_all(&text, "")).into_owned()
+    tiny_harness_core::display::one_line(&TYPE_NAME.replace_all(&text, "")).into_owned()
 }
 
 /// Refuses a session whose protocol version is none the host offered (a
@@ -486,7 +488,7 @@ fn offered(service: &RunningService<RoleClient, Handler>) -> Result<(), Failure>
     let answered: String = version.to_string().chars().take(64).collect();
     Err(Failure::from(format!(
         "it answered protocol version \"{}\", which the host did not offer (it speaks {})",
-        crate::display::one_line(&answered),
+        tiny_harness_core::display::one_line(&answered),
         known.join(", ")
     )))
 }

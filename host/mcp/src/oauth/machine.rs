@@ -125,7 +125,7 @@ impl Slot {
                 OAuthError::Server(format!(
                     "server {}: its authorization server gave no token for the client's credentials (check oauth.client_id and its secret or key): {}",
                     self.key,
-                    crate::display::one_line(&e.to_string())
+                    tiny_harness_core::display::one_line(&e.to_string())
                 ))
             })?;
         Ok(metadata)
@@ -189,7 +189,7 @@ impl Slot {
         if !same_origin(&issuer, &metadata.token_endpoint) {
             return Err(fail(format!(
                 "its authorization server's token endpoint is not on its issuer's origin ({})",
-                crate::display::one_line(&issuer)
+                tiny_harness_core::display::one_line(&issuer)
             )));
         }
         let secret = |s: &Option<String>| match s {
@@ -219,7 +219,7 @@ impl Slot {
         .map_err(|e| {
             fail(format!(
                 "the enterprise exchange failed ({}): check oauth.identity_provider and a fresh id_token",
-                crate::display::one_line(&e.to_string())
+                tiny_harness_core::display::one_line(&e.to_string())
             ))
         })?;
         let mut scopes: Vec<String> = token.scopes.iter().cloned().collect();
@@ -242,7 +242,7 @@ impl Slot {
         .with_issuer(Some(issuer));
         self.save(stored)
             .await
-            .map_err(|e| fail(crate::display::one_line(&e.to_string()).into_owned()))?;
+            .map_err(|e| fail(tiny_harness_core::display::one_line(&e.to_string()).into_owned()))?;
         Ok(metadata)
     }
 }
@@ -265,7 +265,7 @@ impl Slot {
             return Ok(manager);
         }
         match settings.grant {
-            crate::mcp::declaration::Grant::Enterprise => self.enterprise(settings).await,
+            tiny_harness_core::declaration::Grant::Enterprise => self.enterprise(settings).await,
             _ => self.client_credentials(settings).await,
         }
     }

@@ -12,9 +12,11 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use crate::registry::{RegistrationLimits, check_tool_name};
-use crate::schema::CompiledSchema;
-use crate::tool::{Annotations, CallError, ContentPart, ResultBudget, ToolDefinition, ToolResult};
+use tiny_harness_core::registry::{RegistrationLimits, check_tool_name};
+use tiny_harness_core::schema::CompiledSchema;
+use tiny_harness_core::tool::{
+    Annotations, CallError, ContentPart, ResultBudget, ToolDefinition, ToolResult,
+};
 
 /// A tool the server listed that is not registered, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +54,8 @@ pub fn listing(tools: Vec<Value>, limits: &RegistrationLimits) -> Result<Listing
             .get("name")
             .and_then(Value::as_str)
             .map(|n| {
-                crate::display::one_line(&n.chars().take(128).collect::<String>()).into_owned()
+                tiny_harness_core::display::one_line(&n.chars().take(128).collect::<String>())
+                    .into_owned()
             })
             .unwrap_or_else(|| "(no name)".to_owned());
         match definition(tool, limits) {
@@ -122,18 +125,18 @@ fn definition(tool: Value, limits: &RegistrationLimits) -> Result<ToolDefinition
         match tool.remove(key) {
             None | Some(Value::Null) => Ok(None),
             Some(schema @ Value::Object(_)) => {
-                let size = crate::tool::compact_json_len(&schema, limits.schema_bytes);
+                let size = tiny_harness_core::tool::compact_json_len(&schema, limits.schema_bytes);
                 if size > limits.schema_bytes {
                     return Err(format!(
                         "its {which} schema is over the {} bytes allowed (limits.schema_kib)",
                         limits.schema_bytes
                     ));
                 }
-                let depth = crate::tool::json_nesting(&schema);
-                if depth > crate::tool::MAX_SCHEMA_DEPTH {
+                let depth = tiny_harness_core::tool::json_nesting(&schema);
+                if depth > tiny_harness_core::tool::MAX_SCHEMA_DEPTH {
                     return Err(format!(
                         "its {which} schema nests {depth} levels of arrays and objects, more than the {} a tool may (so that its pin fits the lock file)",
-                        crate::tool::MAX_SCHEMA_DEPTH
+                        tiny_harness_core::tool::MAX_SCHEMA_DEPTH
                     ));
                 }
                 CompiledSchema::compile(&schema, limits.schema_cost)
@@ -251,7 +254,7 @@ fn content_part(block: Value) -> Result<ContentPart, String> {
         other => Ok(ContentPart::Text {
             text: format!(
                 "[a part of type {:?}, which this host does not show]",
-                crate::display::one_line(&other.chars().take(64).collect::<String>())
+                tiny_harness_core::display::one_line(&other.chars().take(64).collect::<String>())
             ),
         }),
     }

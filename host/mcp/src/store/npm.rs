@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::pin::Code;
+use tiny_harness_core::pin::Code;
 
 /// The largest `package-lock.json` or `package.json` read.
 const MAX_JSON_BYTES: u64 = 64 << 20;
@@ -183,11 +183,11 @@ fn read_install(dir: &Path, command: &str) -> Result<Code, String> {
             dependencies.insert(format!("{dependency}@{version}"), integrity);
         }
     }
-    if dependencies.len() > crate::pin::MAX_DEPENDENCIES {
+    if dependencies.len() > tiny_harness_core::pin::MAX_DEPENDENCIES {
         return Err(format!(
             "{name} pulls in {} packages, more than the {} a lock records",
             dependencies.len(),
-            crate::pin::MAX_DEPENDENCIES
+            tiny_harness_core::pin::MAX_DEPENDENCIES
         ));
     }
     let entry = entry(dir, &name, command)?;
@@ -259,7 +259,7 @@ fn entry(dir: &Path, name: &str, command: &str) -> Result<String, String> {
 }
 
 fn json(path: &Path) -> Result<Value, String> {
-    let bytes = crate::file::read_regular(path, "package file", MAX_JSON_BYTES)
+    let bytes = tiny_harness_core::file::read_regular(path, "package file", MAX_JSON_BYTES)
         .map_err(|e| format!("cannot read {}: {}", path.display(), e.reason))?;
     serde_json::from_slice(&bytes).map_err(|e| format!("{} is not JSON: {e}", path.display()))
 }

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 pub use super::fetch::Fetch;
 pub use tree::{MAX_TREE_FILES, STAT_FILE, stat_changed, stat_record, tree_hash};
 
-use crate::pin::Code;
+use tiny_harness_core::pin::Code;
 
 /// The manifest's file name inside an install.
 pub const MANIFEST: &str = "install.json";
@@ -147,7 +147,7 @@ impl Store {
     /// The store of the config at `config_path`: `NAME.store` beside
     /// `NAME.toml`.
     pub fn beside(config_path: &Path) -> Store {
-        let lock = crate::pin::lock_path(config_path);
+        let lock = tiny_harness_core::pin::lock_path(config_path);
         let root = lock.with_extension("store");
         // Absolute: a server runs in a directory of its own.
         let root = if root.is_absolute() {
@@ -175,7 +175,7 @@ impl Store {
         if !dir.exists() {
             return Ok(None);
         }
-        let bytes = crate::file::read_regular(
+        let bytes = tiny_harness_core::file::read_regular(
             &dir.join(MANIFEST),
             "install manifest",
             MAX_MANIFEST_BYTES,
@@ -210,7 +210,11 @@ impl Store {
     /// is added then.
     pub fn check(&self, installed: &Installed, server: &str) -> Result<(), String> {
         let path = installed.dir.join(STAT_FILE);
-        let record = match crate::file::read_regular(&path, "install record", MAX_RECORD_BYTES) {
+        let record = match tiny_harness_core::file::read_regular(
+            &path,
+            "install record",
+            MAX_RECORD_BYTES,
+        ) {
             Ok(bytes) => String::from_utf8(bytes).ok(),
             Err(_) => None,
         };
@@ -219,7 +223,7 @@ impl Store {
             // Best effort: the full check passed, and a store that cannot
             // be written is checked in full again next time.
             if let Ok(Some(now)) = stat_record(&installed.dir) {
-                let _ = crate::file::replace(&path, now.as_bytes());
+                let _ = tiny_harness_core::file::replace(&path, now.as_bytes());
             }
             return Ok(());
         };
@@ -365,7 +369,7 @@ impl Drop for Staging {
 }
 
 /// The first executable file `name` on `path` (the launcher's lookup).
-pub(crate) fn find(name: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+pub fn find(name: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     super::launcher::locate(name, path, Path::new("/"))
 }
 
@@ -448,7 +452,7 @@ async fn run(step: Step, confined: bool, budget: &Budget) -> Result<(), String> 
         ports,
         registry,
     } = step;
-    use crate::confine::{Network, Policy, Rlimits, Stdio3};
+    use tiny_harness_sandbox::confine::{Network, Policy, Rlimits, Stdio3};
     let policy = confined.then(|| Policy {
         read,
         write,
@@ -482,13 +486,13 @@ async fn run(step: Step, confined: bool, budget: &Budget) -> Result<(), String> 
     if left.is_zero() {
         return Err(timed_out());
     }
-    let ran = crate::confine::run(what, policy, 1 << 20, left)
+    let ran = tiny_harness_sandbox::confine::run(what, policy, 1 << 20, left)
         .await
         .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
     if ran.timed_out {
         return Err(timed_out());
     }
-    if ran.exited == crate::confine::Exited::Code(0) {
+    if ran.exited == tiny_harness_sandbox::confine::Exited::Code(0) {
         return Ok(());
     }
     let said = if ran.stderr.iter().any(|b| !b.is_ascii_whitespace()) {
@@ -519,12 +523,12 @@ fn last_words(said: &str) -> String {
         .or(lines.last())
         .copied()
         .unwrap_or("it said nothing");
-    crate::display::one_line(&line.chars().take(400).collect::<String>()).into_owned()
+    tiny_harness_core::display::one_line(&line.chars().take(400).collect::<String>()).into_owned()
 }
 
 /// A registry URL for people: no userinfo, query or fragment.
 fn shown_registry(url: &str) -> String {
-    crate::display::redact_url(url.trim())
+    tiny_harness_core::display::redact_url(url.trim())
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! What a launcher that fetches its package at every start (`npx -y PKG`,
 //! `uvx PKG`) would fetch: what `mcp install` installs instead.
 
-use crate::pin::Code;
+use tiny_harness_core::pin::Code;
 
 /// What to install: a package fetched by a launcher at every start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,8 +28,12 @@ impl Fetch {
     /// mcp-server-time`.
     pub fn describe(&self) -> String {
         match self {
-            Fetch::Npm { package, .. } => format!("npm {}", crate::display::one_line(package)),
-            Fetch::PyPi { package, .. } => format!("PyPI {}", crate::display::one_line(package)),
+            Fetch::Npm { package, .. } => {
+                format!("npm {}", tiny_harness_core::display::one_line(package))
+            }
+            Fetch::PyPi { package, .. } => {
+                format!("PyPI {}", tiny_harness_core::display::one_line(package))
+            }
         }
     }
 

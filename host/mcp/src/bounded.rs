@@ -136,7 +136,7 @@ impl<R> BoundedLines<R> {
                     target: "tiny_harness::mcp",
                     server = %self.server,
                     "dropped a response whose id {} is not a number: it answers no request of the host's",
-                    crate::display::one_line(&id.chars().take(64).collect::<String>())
+                    tiny_harness_core::display::one_line(&id.chars().take(64).collect::<String>())
                 );
                 false
             }

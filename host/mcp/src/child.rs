@@ -22,7 +22,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{ChildStdin, ChildStdout};
 
 use super::launch::Program;
-use crate::confine::PrivateDir;
+use tiny_harness_sandbox::confine::PrivateDir;
 
 /// How long a server may take to exit once its stdin is closed.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -36,7 +36,7 @@ pub struct Child {
     /// Its process group and control groups: everything it starts, even
     /// what leaves its process group, is killed with it. Dropped before
     /// `child`, so the group is killed while its leader is not reaped.
-    group: crate::confine::Group,
+    group: tiny_harness_sandbox::confine::Group,
     child: tokio::process::Child,
     stderr: Arc<Mutex<Tail>>,
     _private_dir: PrivateDir,
@@ -67,7 +67,7 @@ impl Tail {
             .iter()
             .rev()
             .find(|l| !l.trim().is_empty())
-            .map(|l| crate::display::one_line(l.trim()).into_owned())
+            .map(|l| tiny_harness_core::display::one_line(l.trim()).into_owned())
     }
 }
 
@@ -75,11 +75,11 @@ impl Child {
     /// Starts `process` for server `server`; returns the child and the
     /// pipes the session speaks MCP over.
     pub fn spawn(process: &Program, server: &str) -> io::Result<(Child, ChildStdout, ChildStdin)> {
-        let crate::confine::Started {
+        let tiny_harness_sandbox::confine::Started {
             mut command,
             private,
             contained,
-        } = crate::confine::command(
+        } = tiny_harness_sandbox::confine::command(
             &process.program,
             &process.args,
             &process.env,
@@ -88,7 +88,7 @@ impl Child {
             server,
         )?;
         let mut child = command.spawn()?;
-        let group = crate::confine::Group::of(&child, contained);
+        let group = tiny_harness_sandbox::confine::Group::of(&child, contained);
         let stdout = child
             .stdout
             .take()
@@ -161,7 +161,7 @@ async fn drain_stderr(
         line.clear();
         if *logged < MAX_LOGGED_LINES {
             *logged += 1;
-            tracing::debug!(target: "tiny_harness::mcp", server = %server, "stderr: {}", crate::display::one_line(&text));
+            tracing::debug!(target: "tiny_harness::mcp", server = %server, "stderr: {}", tiny_harness_core::display::one_line(&text));
         }
         if let Ok(mut tail) = tail.lock() {
             tail.push(text);

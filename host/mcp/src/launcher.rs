@@ -516,7 +516,11 @@ fn absolute(path: &Path, cwd: &Path) -> PathBuf {
 /// `paths` without the system set, without duplicates, and without any
 /// path inside another.
 fn minimal(paths: Vec<PathBuf>) -> Vec<PathBuf> {
-    let system = |p: &Path| crate::confine::SYSTEM_READ.iter().any(|s| p.starts_with(s));
+    let system = |p: &Path| {
+        tiny_harness_sandbox::confine::SYSTEM_READ
+            .iter()
+            .any(|s| p.starts_with(s))
+    };
     outermost(
         paths
             .into_iter()
@@ -526,7 +530,7 @@ fn minimal(paths: Vec<PathBuf>) -> Vec<PathBuf> {
 
 /// `paths` in their first order, without duplicates and without any path
 /// inside another.
-pub(crate) fn outermost(paths: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
+pub fn outermost(paths: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
     let mut kept: Vec<PathBuf> = Vec::new();
     for path in paths {
         if kept.iter().any(|k| path.starts_with(k)) {

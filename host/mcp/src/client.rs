@@ -138,7 +138,7 @@ impl ClientHandler for Handler {
                 server = %self.server,
                 level = ?params.level,
                 "{}",
-                crate::display::one_line(&text)
+                tiny_harness_core::display::one_line(&text)
             );
         } else if seen == MAX_LOG_MESSAGES {
             tracing::info!(target: "tiny_harness::mcp", server = %self.server, "further log messages are not shown");

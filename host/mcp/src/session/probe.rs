@@ -73,7 +73,7 @@ impl McpSource {
 
 /// How one session opened the way every session opens went, with the
 /// first page of tools listed.
-pub(in crate::mcp) enum Once {
+pub enum Once {
     /// It listed this many tools (on its first page).
     Listed(usize),
     /// No session opened: why (a timeout said as one), and the server's
@@ -93,7 +93,7 @@ pub(in crate::mcp) enum Once {
 /// [`connect::connect`], with a handler state of its own, lists the first
 /// page of its tools and closes it (a program started is stopped with
 /// all it started). Bounded by the launch's start and call timeouts.
-pub(in crate::mcp) async fn once(launch: &Launch, plugin: &str, limits: &SourceLimits) -> Once {
+pub async fn once(launch: &Launch, plugin: &str, limits: &SourceLimits) -> Once {
     let handler = Handler {
         server: format!("{plugin}/{}", launch.server).into(),
         shared: Arc::new(Shared::default()),
@@ -134,7 +134,7 @@ pub(in crate::mcp) async fn once(launch: &Launch, plugin: &str, limits: &SourceL
             challenge: e.auth_challenge().map(str::to_owned),
             reason: format!(
                 "it opened a session but did not list its tools: {}",
-                crate::display::one_line(&e.to_string())
+                tiny_harness_core::display::one_line(&e.to_string())
             ),
         },
         Err(_) => Once::Unlisted {

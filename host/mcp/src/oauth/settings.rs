@@ -5,8 +5,8 @@
 //! granted host variable, never written in the config; `Debug` never shows
 //! either.
 
-use crate::grant::start::{LaunchError, MAX_PAIRS};
-use crate::mcp::declaration::{Grant, OAuth};
+use tiny_harness_core::declaration::{Grant, OAuth};
+use tiny_harness_sandbox::grant::start::{LaunchError, MAX_PAIRS};
 
 /// A server's declared OAuth settings (`oauth` in its `mcpServers`
 /// entry), checked and with their `${NAME}` references resolved. The
@@ -78,11 +78,16 @@ impl Settings {
     pub fn resolve(
         plugin: &str,
         declared: &OAuth,
-        grants: &crate::grant::Grants,
+        grants: &tiny_harness_sandbox::grant::Grants,
     ) -> Result<Settings, LaunchError> {
         let invalid = |why: String| LaunchError::Invalid(format!("oauth: {why}"));
         let expand = |value: &str, what: &str| {
-            crate::grant::start::expand(plugin, value, &grants.env, &format!("oauth.{what}"))
+            tiny_harness_sandbox::grant::start::expand(
+                plugin,
+                value,
+                &grants.env,
+                &format!("oauth.{what}"),
+            )
         };
         // A secret is named, never written: the config may be shared, the
         // host's environment is where secrets live.
@@ -116,7 +121,7 @@ impl Settings {
         if !SIGNING_ALGORITHMS.contains(&signing_algorithm.as_str()) {
             return Err(invalid(format!(
                 "signing_algorithm {:?} is not one of {}",
-                crate::display::one_line(&signing_algorithm),
+                tiny_harness_core::display::one_line(&signing_algorithm),
                 SIGNING_ALGORITHMS.join(", ")
             )));
         }
@@ -228,8 +233,8 @@ mod tests {
         issuer: &str,
         token_endpoint: &str,
         id_token: &str,
-    ) -> crate::mcp::declaration::IdentityProvider {
-        let mut provider = crate::mcp::declaration::IdentityProvider::default();
+    ) -> tiny_harness_core::declaration::IdentityProvider {
+        let mut provider = tiny_harness_core::declaration::IdentityProvider::default();
         provider.issuer = issuer.to_owned();
         provider.token_endpoint = token_endpoint.to_owned();
         provider.client_id = "c".to_owned();
@@ -237,8 +242,8 @@ mod tests {
         provider
     }
 
-    fn grants() -> crate::grant::Grants {
-        let mut grants = crate::grant::Grants::default();
+    fn grants() -> tiny_harness_sandbox::grant::Grants {
+        let mut grants = tiny_harness_sandbox::grant::Grants::default();
         // A variable every test process has, so that none is set here.
         grants.env = vec!["PATH".to_owned()];
         grants
@@ -330,7 +335,7 @@ mod tests {
             (
                 Box::new(|o: &mut OAuth| {
                     o.identity_provider =
-                        Some(crate::mcp::declaration::IdentityProvider::default());
+                        Some(tiny_harness_core::declaration::IdentityProvider::default());
                 }),
                 "identity_provider is for the enterprise grant",
             ),

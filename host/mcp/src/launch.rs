@@ -11,14 +11,14 @@
 //! - Values that may be secret (environment values, header values, a URL's
 //!   userinfo and query) never reach `Debug`, `Display` or an error.
 
-use crate::display::redact_url;
 use std::fmt;
 use std::time::Duration;
+use tiny_harness_core::display::redact_url;
 
-pub use crate::grant::LaunchError;
-pub use crate::grant::start::{BASELINE_ENV, MAX_PAIRS};
-use crate::grant::start::{expand, granted_dir, prepare, prepare_granted};
-use crate::grant::{self, Grants, NetGrant};
+pub use tiny_harness_sandbox::grant::LaunchError;
+pub use tiny_harness_sandbox::grant::start::{BASELINE_ENV, MAX_PAIRS};
+use tiny_harness_sandbox::grant::start::{expand, granted_dir, prepare, prepare_granted};
+use tiny_harness_sandbox::grant::{self, Grants, NetGrant};
 
 use super::declaration::{Declaration, Http, Stdio, Transport};
 
@@ -49,7 +49,7 @@ pub struct Launch {
     pub roots: Vec<String>,
     /// For a server run from its install: what is checked before each
     /// start of its program.
-    pub store_check: Option<crate::mcp::store::StartCheck>,
+    pub store_check: Option<crate::store::StartCheck>,
 }
 
 /// What a [`Launch`] starts or reaches.
@@ -61,7 +61,7 @@ pub enum Target {
     Http(Endpoint),
 }
 
-pub use crate::grant::start::Program;
+pub use tiny_harness_sandbox::grant::start::Program;
 
 /// A granted endpoint with its resolved headers.
 pub struct Endpoint {
@@ -107,7 +107,7 @@ impl Launch {
     /// [`Launch::resolve`] for a stdio server whose program is granted, but
     /// not on this machine, and is run as `stand_in` instead (a fetching
     /// launcher whose server runs from its install: see
-    /// [`crate::grant::UnusableProgram::stand_in`]).
+    /// [`tiny_harness_sandbox::grant::UnusableProgram::stand_in`]).
     pub fn resolve_standing_in(
         plugin: &str,
         declaration: &Declaration,
@@ -233,7 +233,7 @@ fn endpoint(plugin: &str, http: &Http, grants: &Grants) -> Result<Endpoint, Laun
         if !valid {
             return Err(LaunchError::Invalid(format!(
                 "{:?} is not an HTTP header name",
-                crate::display::one_line(name)
+                tiny_harness_core::display::one_line(name)
             )));
         }
         let value = expand(plugin, value, &grants.env, &format!("header {name}"))?;

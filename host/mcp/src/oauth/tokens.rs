@@ -259,7 +259,7 @@ impl Tokens {
         contents.version = 1;
         let text = serde_json::to_vec_pretty(&contents)
             .map_err(|e| self.fail(&format!("cannot encode it: {e}")))?;
-        crate::file::write::privately(&self.path, &text)
+        tiny_harness_core::file::write::privately(&self.path, &text)
             .map_err(|e| self.fail(&format!("cannot write it: {e}")))?;
         Ok(had)
     }
@@ -288,8 +288,9 @@ impl Tokens {
             cached.checked = std::time::Instant::now();
             return Ok(cached.contents.clone());
         }
-        let bytes = crate::file::read_regular(&self.path, "token file", MAX_TOKEN_FILE_BYTES)
-            .map_err(|e| self.fail(&format!("{} (remove it and log in again)", e.reason)))?;
+        let bytes =
+            tiny_harness_core::file::read_regular(&self.path, "token file", MAX_TOKEN_FILE_BYTES)
+                .map_err(|e| self.fail(&format!("{} (remove it and log in again)", e.reason)))?;
         let contents: Contents = serde_json::from_slice(&bytes).map_err(|e| {
             self.fail(&format!(
                 "it is not a token file this host wrote ({e}): remove it and log in again"
