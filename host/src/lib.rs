@@ -44,16 +44,16 @@
 //! [`intrinsic`] (the twelve intrinsic tools, the workflow and skills),
 //! [`invoke`], [`journal`], [`wire`] (names providers accept), [`provider`]
 //! (each provider's tools, calls and results), [`config`], [`host`] (the
-//! facade). The `tiny-harness` binary is a thin
-//! layer over [`host`]. The lowest of them (`tool` to `registry`, `pin`,
+//! facade). The lowest of them (`tool` to `registry`, `pin`,
 //! `render`, `invoke`, `journal`) are the crate `tiny-harness-core`,
 //! re-exported here at the same paths; `grant` and `confine` are the
 //! crate `tiny-harness-sandbox`, `intrinsic` the crate
 //! `tiny-harness-intrinsic`, `provider` with `wire` the crate
 //! `tiny-harness-provider`, `plugin` with `http` the crate
 //! `tiny-harness-wasm`, and the MCP runtime under `mcp` the crate
-//! `tiny-harness-mcp` (with the operator's tooling beside it here),
-//! likewise.
+//! `tiny-harness-mcp`, likewise. The `tiny-harness` binary and the
+//! operator's tooling (`mcp add`, `install`, `import`, `doctor`, `login`)
+//! are the crate `tiny-harness-cli`, over this one.
 //!
 //! Everything from outside is untrusted and bounded: every size, count and
 //! cost a plugin, a schema, a model's arguments, a config or a path can
@@ -68,18 +68,18 @@ pub use tiny_harness_sandbox::grant;
 pub mod host;
 pub use tiny_harness_core::invoke;
 pub use tiny_harness_core::journal;
-pub use tiny_harness_intrinsic as intrinsic;
-pub use tiny_harness_wasm::http;
-pub mod mcp;
 pub use tiny_harness_core::pin;
 pub use tiny_harness_core::registry;
 pub use tiny_harness_core::render;
 pub use tiny_harness_core::schema;
 pub use tiny_harness_core::source;
 pub use tiny_harness_core::tool;
+pub use tiny_harness_intrinsic as intrinsic;
+pub use tiny_harness_mcp as mcp;
 pub use tiny_harness_provider as provider;
 pub use tiny_harness_provider::wire;
 pub use tiny_harness_wasm as plugin;
+pub use tiny_harness_wasm::http;
 
 #[cfg(test)]
 mod launchers_tests;

@@ -190,7 +190,7 @@ async fn the_doctor_opens_its_session_as_every_session_does() {
         let before = py::lines(&starts).len();
         let sources = host.mcp_sources();
         let source = &sources.iter().find(|(_, s)| s.server() == "h").unwrap().1;
-        let diagnosis = tiny_harness_host::mcp::doctor::diagnose(source)
+        let diagnosis = tiny_harness_cli::tooling::doctor::diagnose(source)
             .await
             .unwrap();
         assert!(diagnosis.listed, "{how}: {}", diagnosis.ended);

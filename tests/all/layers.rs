@@ -44,6 +44,11 @@ fn modules(src: &Path) -> BTreeMap<Module, PathBuf> {
             if module.first().is_some_and(|m| m == "bin") {
                 continue;
             }
+            // A crate with a library and a binary: the binary's `main.rs`
+            // only calls the library.
+            if relative == Path::new("main.rs") && src.join("lib.rs").is_file() {
+                continue;
+            }
             out.insert(module, path);
         }
     }
@@ -335,7 +340,7 @@ fn cycles<N: Ord + Clone>(edges: &BTreeMap<N, BTreeSet<N>>) -> Vec<Vec<N>> {
 }
 
 /// The source directory of each of the host's crates.
-fn crates() -> [PathBuf; 7] {
+fn crates() -> [PathBuf; 8] {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     [
         root.join("host/core/src"),
@@ -345,6 +350,7 @@ fn crates() -> [PathBuf; 7] {
         root.join("host/provider/src"),
         root.join("host/wasm/src"),
         root.join("host/src"),
+        root.join("host/cli/src"),
     ]
 }
 
@@ -381,7 +387,7 @@ fn no_file_of_the_host_reaches_back_to_itself() {
     for src in crates() {
         let edges = graph(&src);
         assert!(
-            edges.len() > 10,
+            edges.len() > 2,
             "the sources of {} were not found",
             src.display()
         );

@@ -4,9 +4,9 @@
 //! (`rmcp`) over stdio or streamable HTTP, for the plugins that declare them.
 //! It depends on `tiny-harness-core` and `tiny-harness-sandbox` only, never
 //! on the WebAssembly crate: a plugin's declarations reach it as the core's
-//! plain types. The `tiny-harness-host` facade re-exports it as `mcp`, with
-//! the operator's tooling (`add`, `import`, `install`, `doctor`, `login`)
-//! beside it.
+//! plain types. The `tiny-harness-host` facade re-exports it as `mcp`; the
+//! operator's tooling over it (`add`, `import`, `install`, `doctor`,
+//! `login`) is the command line's (`tiny-harness-cli`).
 //!
 //! A plugin declares a server ([`Declaration`]); the host checks it against
 //! the plugin's grants ([`Launch`]), starts or reaches it, lists its tools

@@ -9,10 +9,14 @@ use std::sync::OnceLock;
 
 /// `tests/mcp`.
 fn servers_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("tests")
-        .join("mcp")
+    // The checkout's root is the nearest directory above the crate's that
+    // holds `wit/` (the tests' crate and the CLI's sit at different depths).
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = here
+        .ancestors()
+        .find(|dir| dir.join("wit").is_dir())
+        .unwrap_or(here);
+    root.join("tests").join("mcp")
 }
 
 /// The version of PyPI's `mcp` the servers are written for.

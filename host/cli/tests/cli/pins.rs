@@ -284,7 +284,7 @@ fn everything_config(dir: &Path, starts: &Path) {
             "[plugins.mcp]\npath = {:?}\n\n[plugins.mcp.grants]\nexec = [{{ program = \"sh\", read = [{:?}] }}]\n\
              dirs = [{{ host = \".\", guest = \"/w\", mode = \"read-write\" }}]\n\n\
              [plugins.mcp.config.mcpServers.everything]\ncommand = \"sh\"\nargs = [\"-c\", {}]\n",
-            Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/wasm-plugins/wasm32-wasip2/release")).join("mcp.wasm").display().to_string(),
+            Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/wasm-plugins/wasm32-wasip2/release")).join("mcp.wasm").display().to_string(),
             npm::servers_dir().canonicalize().unwrap().display().to_string(),
             toml_string(&script)
         ),
@@ -356,7 +356,7 @@ fn mcp_import_prints_a_block_the_host_loads() {
     std::fs::write(dir.path().join("claude.json"), claude.to_string()).unwrap();
     let wasm = Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../target/wasm-plugins/wasm32-wasip2/release"
+        "/../../target/wasm-plugins/wasm32-wasip2/release"
     ))
     .join("mcp.wasm");
     let output = run_in(

@@ -13,8 +13,8 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::tooling::install::{Options, Progress, Report};
 use tiny_harness_host::display::one_line;
-use tiny_harness_host::mcp::install::{Options, Progress, Report};
 
 use super::emit;
 
@@ -41,10 +41,8 @@ pub(super) async fn install(
             }
             let _ = emit(&finished(report));
         }
-        _ => {}
     };
-    let result =
-        tiny_harness_host::mcp::install::install(&config, server, options, &mut printer).await;
+    let result = crate::tooling::install::install(&config, server, options, &mut printer).await;
     if let Some(live) = &live {
         live.stop();
     }

@@ -23,7 +23,7 @@ fn config(dir: &Path, marker: &str) {
             "[plugins.mcp]\npath = {:?}\n\n[plugins.mcp.grants]\nexec = [{{ program = \"node\", read = [{:?}], env = [\"TINY_HARNESS_TEST_MARKER\"] }}]\n\n\
              [plugins.mcp.config.mcpServers.everything]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n\
              env = {{ TINY_HARNESS_TEST_MARKER = {marker:?} }}\n",
-            Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/wasm-plugins/wasm32-wasip2/release")).join("mcp.wasm").display().to_string(),
+            Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/wasm-plugins/wasm32-wasip2/release")).join("mcp.wasm").display().to_string(),
             npm::servers_dir().canonicalize().unwrap().display().to_string(),
             npm::everything_js().display().to_string(),
         ),

@@ -147,12 +147,12 @@ pub(super) fn import(file: &Path, wasm: &str) -> anyhow::Result<ExitCode> {
     let bytes = tiny_harness_host::file::read_regular(
         file,
         "MCP config",
-        tiny_harness_host::mcp::import::MAX_IMPORT_BYTES,
+        crate::tooling::import::MAX_IMPORT_BYTES,
     )
     .map_err(|e| anyhow::anyhow!("cannot read {}: {}", file.display(), e.reason))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", file.display()))?;
-    let block = tiny_harness_host::mcp::import::import(&text, wasm)
+    let block = crate::tooling::import::import(&text, wasm)
         .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
     emit(block.trim_end())?;
     Ok(ExitCode::SUCCESS)

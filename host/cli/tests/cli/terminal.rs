@@ -141,7 +141,7 @@ pub(super) fn in_terminal_with(
 fn config(dir: &Path) {
     let plugins = Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../target/wasm-plugins/wasm32-wasip2/release"
+        "/../../target/wasm-plugins/wasm32-wasip2/release"
     ));
     let servers = npm::servers_dir().canonicalize().unwrap();
     let script = servers.join("servers/hostile.py");

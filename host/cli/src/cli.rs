@@ -141,7 +141,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     command,
                 },
         } => {
-            let request = tiny_harness_host::mcp::add::Request {
+            let request = crate::tooling::add::Request {
                 name: name.clone(),
                 env: env.clone(),
                 writable: write.clone(),
@@ -157,7 +157,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     timeout,
                 },
         } => {
-            let options = tiny_harness_host::mcp::install::Options::new(
+            let options = crate::tooling::install::Options::new(
                 *upgrade,
                 cli.locked,
                 std::time::Duration::from_secs(*timeout),

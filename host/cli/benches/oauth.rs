@@ -28,7 +28,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use tiny_harness_host::{Host, HostBuilder, ToolCall, config::Config};
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// The OAuth test server, with `token` valid from the start.

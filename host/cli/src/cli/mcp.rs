@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use crate::tooling::add::{self, Request};
 use tiny_harness_host::display::one_line;
-use tiny_harness_host::mcp::add::{self, Request};
 use tiny_harness_host::mcp::launcher;
 
 use super::emit;
@@ -124,7 +124,7 @@ pub(super) async fn doctor(host: &tiny_harness_host::Host, name: &str) -> anyhow
     let Target::Process(program) = &launch.target else {
         anyhow::bail!("{key} is reached over HTTP: mcp doctor starts stdio servers");
     };
-    let diagnosis = tiny_harness_host::mcp::doctor::diagnose(source)
+    let diagnosis = crate::tooling::doctor::diagnose(source)
         .await
         .map_err(|e| anyhow::anyhow!("{key}: {e}"))?;
     let confined = if program.policy.is_some() {
@@ -137,7 +137,7 @@ pub(super) async fn doctor(host: &tiny_harness_host::Host, name: &str) -> anyhow
         diagnosis.ran.as_millis(),
         one_line(&diagnosis.ended)
     )];
-    use tiny_harness_host::mcp::doctor::Denied;
+    use crate::tooling::doctor::Denied;
     if diagnosis.denied.is_empty() {
         lines.push("nothing was denied".to_owned());
     } else {
@@ -212,7 +212,6 @@ pub(super) async fn log_in(
     open_browser: bool,
     wait: u64,
 ) -> anyhow::Result<String> {
-    use tiny_harness_host::mcp::oauth;
     let sources = host.mcp_sources();
     let (plugin, source) = find(&sources, name)?;
     let key = format!("{plugin}/{}", source.server());
@@ -240,8 +239,10 @@ pub(super) async fn log_in(
             }
         ));
     }
-    let mut request = oauth::Login::default();
-    request.scopes = scopes;
+    let mut request = crate::tooling::login::Login {
+        scopes,
+        ..Default::default()
+    };
     request.scopes.extend(settings.scopes.iter().cloned());
     request.client_id = settings.client_id.clone();
     request.client_secret = settings.client_secret.clone();
@@ -269,7 +270,7 @@ pub(super) async fn log_in(
         _ => (None, None),
     };
     let mut tell = |line: &str| eprintln!("tiny-harness: {line}");
-    let done = oauth::login(
+    let done = crate::tooling::login::login(
         slot,
         &endpoint.url,
         challenge.as_deref(),
@@ -342,7 +343,7 @@ tiny-harness: log in to {server} now? [Y/n] ",
         &server,
         Vec::new(),
         true,
-        tiny_harness_host::mcp::oauth::login::DEFAULT_WAIT.as_secs(),
+        crate::tooling::login::DEFAULT_WAIT.as_secs(),
     )
     .await
     {

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::*;
-use crate::mcp::launcher;
+use tiny_harness_host::mcp::launcher;
 
 fn request(name: &str) -> Request {
     Request {
@@ -22,8 +22,8 @@ fn plan_of(dir: &Path, args: &[&str]) -> Plan {
 }
 
 /// The config the host makes of `text`, which must load.
-fn loads(dir: &Path, text: &str) -> crate::config::Config {
-    crate::config::Config::parse(&dir.join("tiny-harness.toml"), text)
+fn loads(dir: &Path, text: &str) -> tiny_harness_host::config::Config {
+    tiny_harness_host::config::Config::parse(&dir.join("tiny-harness.toml"), text)
         .unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
@@ -43,7 +43,10 @@ fn a_server_added_to_no_config_makes_one_that_loads_with_its_grants() {
     let data = data.canonicalize().unwrap();
     assert_eq!(spec.grants.dirs.len(), 1);
     assert_eq!(spec.grants.dirs[0].host, data);
-    assert_eq!(spec.grants.dirs[0].mode, crate::grant::DirMode::ReadOnly);
+    assert_eq!(
+        spec.grants.dirs[0].mode,
+        tiny_harness_host::grant::DirMode::ReadOnly
+    );
     assert_eq!(spec.grants.env, ["TOKEN"]);
     let exec = &spec.grants.exec[0];
     assert_eq!(exec.program(), Path::new("/bin/sh"));
@@ -106,10 +109,13 @@ fn an_existing_config_keeps_its_comments_and_grants_are_widened_not_repeated() {
     assert_eq!(
         modes,
         [
-            (one.canonicalize().unwrap(), crate::grant::DirMode::ReadOnly),
+            (
+                one.canonicalize().unwrap(),
+                tiny_harness_host::grant::DirMode::ReadOnly
+            ),
             (
                 two.canonicalize().unwrap(),
-                crate::grant::DirMode::ReadWrite
+                tiny_harness_host::grant::DirMode::ReadWrite
             ),
         ]
     );

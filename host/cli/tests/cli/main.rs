@@ -14,11 +14,11 @@ mod intrinsics;
 mod journal;
 mod login;
 mod mcp;
-#[path = "../../../tests/all/common/npm.rs"]
+#[path = "../../../../tests/all/common/npm.rs"]
 mod npm;
 mod pins;
 mod plugins;
-#[path = "../../../tests/all/common/procs.rs"]
+#[path = "../../../../tests/all/common/procs.rs"]
 mod procs;
 mod programs;
 mod providers;
@@ -27,7 +27,7 @@ mod sdks;
 mod terminal;
 mod untrusted;
 mod unusable;
-#[path = "../../../tests/all/common/venv.rs"]
+#[path = "../../../../tests/all/common/venv.rs"]
 mod venv;
 
 use std::io::Write as _;
@@ -43,13 +43,13 @@ use std::time::Duration;
 const LIVENESS: Duration = Duration::from_secs(60);
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn fs_wasm() -> PathBuf {
     PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../target/wasm-plugins/wasm32-wasip2/release"
+        "/../../target/wasm-plugins/wasm32-wasip2/release"
     ))
     .join("fs.wasm")
 }
@@ -57,7 +57,7 @@ fn fs_wasm() -> PathBuf {
 fn hostile_wasm() -> PathBuf {
     PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../target/wasm-plugins/wasm32-wasip2/release"
+        "/../../target/wasm-plugins/wasm32-wasip2/release"
     ))
     .join("hostile.wasm")
 }

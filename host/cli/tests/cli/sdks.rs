@@ -119,7 +119,7 @@ fn four_plugins() -> tempfile::TempDir {
     let plugin = |name: &str| {
         PathBuf::from(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../target/wasm-plugins/wasm32-wasip2/release"
+            "/../../target/wasm-plugins/wasm32-wasip2/release"
         ))
         .join(format!("{name}.wasm"))
         .display()

@@ -12,7 +12,7 @@ use super::{run_in, shared_cache};
 fn shell_wasm() -> PathBuf {
     PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../target/wasm-plugins/wasm32-wasip2/release"
+        "/../../target/wasm-plugins/wasm32-wasip2/release"
     ))
     .join("shell.wasm")
 }
