@@ -4,7 +4,7 @@
 //! outside its own, no socket file outside its grants, no variable its exec
 //! grant does not list, no secret quoted back, and no schema or protocol
 //! version that stops the rest of the config. The terminal is tested from
-//! the command line (`host/tests/cli/terminal.rs`), under a real
+//! the command line (`host/cli/tests/cli/terminal.rs`), under a real
 //! pseudo-terminal.
 
 use std::io::Read as _;
