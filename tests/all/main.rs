@@ -6,6 +6,7 @@
 mod common;
 
 mod cache;
+mod crates;
 mod fs_tools;
 mod hardening;
 mod hello;
