@@ -36,7 +36,7 @@
 //! ```
 //!
 //! Modules, lowest layer first: [`tool`] (plain data), [`display`] and
-//! [`file`] (text for terminals, files from outside), [`schema`],
+//! [`file`](mod@file) (text for terminals, files from outside), [`schema`],
 //! [`source`], [`registry`], [`grant`] (programs and network
 //! destinations), [`http`] (outbound HTTP under those grants), [`pin`]
 //! (definition hashes, the lock file), [`plugin`] (everything wasmtime),

@@ -69,6 +69,8 @@ pub enum Missing {
     LoginRequired(String),
 }
 
+/// A source of tools: it lists the definitions a registry registers, and
+/// runs one of them, by server and tool name, when the invoker asks.
 pub trait ToolSource: Send + Sync + fmt::Debug {
     /// What kind of source this is (`plugin`, `mcp`, ...), for people.
     fn kind(&self) -> &'static str;

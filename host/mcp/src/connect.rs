@@ -63,7 +63,10 @@ pub(super) struct Connection {
 /// own text, and goes only to people: `plugins` and the log.
 #[derive(Debug, Clone)]
 pub struct Failure {
+    /// Why, in one line that may go anywhere.
     pub reason: String,
+    /// The program's last line on standard error, its secrets redacted:
+    /// for people only.
     pub said: Option<String>,
     /// The server refused the host's credentials (an HTTP 401 or 403):
     /// whether a login would help.

@@ -1,6 +1,6 @@
 //! OAuth 2.1 for remote MCP servers, as the MCP authorization spec
-//! describes it: a person logs in once (`tiny-harness mcp login SERVER`,
-//! [`login`]), and the host attaches, refreshes and keeps the tokens itself
+//! describes it: a person logs in once (`tiny-harness mcp login SERVER`),
+//! and the host attaches, refreshes and keeps the tokens itself
 //! ([`Slot`], the [`rmcp`] credential store of one server).
 //!
 //! Invariants:

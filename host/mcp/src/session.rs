@@ -119,7 +119,7 @@ impl SourceLimits {
     }
 }
 
-/// An MCP server reached for a plugin: a [`ToolSource`].
+/// An MCP server reached for a plugin: a [`ToolSource`](tiny_harness_core::source::ToolSource).
 pub struct McpSource {
     plugin: String,
     server: String,

@@ -13,7 +13,7 @@
 //!   lock records (package, version, integrity, dependencies, entry) and a
 //!   hash over every installed file ([`tree_hash`]), so that a tampered
 //!   file is found ([`Store::verify`]).
-//! - The package manager runs confined (see [`npm`], [`pypi`]): it writes
+//! - The package manager runs confined (see `npm`, `pypi`): it writes
 //!   only the new install and its own cache, reads the system, its own
 //!   installation and the user's config for it, and connects only to the
 //!   registry's ports.

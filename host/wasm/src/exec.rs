@@ -24,15 +24,20 @@ use tiny_harness_sandbox::grant::Grants;
 /// What a plugin's calls may run: its name, grants and limits.
 #[derive(Debug)]
 pub struct ExecContext {
+    /// The plugin's name, for messages.
     pub plugin: String,
+    /// What its programs may be and touch.
     pub grants: Grants,
+    /// How much one call may use.
     pub limits: Limits,
 }
 
 /// One call's access to `exec`: its plugin's context and its deadline.
 #[derive(Debug, Clone)]
 pub struct ExecAccess {
+    /// Its plugin's context.
     pub context: Arc<ExecContext>,
+    /// When the call must be over.
     pub deadline: Instant,
 }
 

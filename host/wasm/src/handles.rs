@@ -17,7 +17,7 @@
 //! A call stopped at its deadline while a host operation blocks (opening a
 //! FIFO inside a granted directory, a hung network filesystem) leaves that
 //! operation running on a blocking thread that nothing can interrupt. The
-//! thread holds its descriptor; [`Stalled`] keeps weak references to the
+//! thread holds its descriptor; `Stalled` keeps weak references to the
 //! call's descriptors, so the engine can count such calls until the
 //! operation ends and refuse new calls once too many threads are stuck.
 

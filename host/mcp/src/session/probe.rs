@@ -79,18 +79,22 @@ pub enum Once {
     /// No session opened: why (a timeout said as one), and the server's
     /// `WWW-Authenticate` challenge when it refused so.
     Unopened {
+        /// Why it did not open.
         failure: Failure,
+        /// The server's `WWW-Authenticate` challenge, if it sent one.
         challenge: Option<String>,
     },
     /// A session opened, but the listing failed: why, in one line.
     Unlisted {
+        /// Why the listing failed.
         reason: String,
+        /// The server's `WWW-Authenticate` challenge, if it sent one.
         challenge: Option<String>,
     },
 }
 
 /// Opens one session with `launch`'s server (of plugin `plugin`) through
-/// [`connect::connect`], with a handler state of its own, lists the first
+/// `connect::connect`, with a handler state of its own, lists the first
 /// page of its tools and closes it (a program started is stopped with
 /// all it started). Bounded by the launch's start and call timeouts.
 pub async fn once(launch: &Launch, plugin: &str, limits: &SourceLimits) -> Once {

@@ -112,7 +112,7 @@ fn inert(path: &str) -> bool {
     })
 }
 
-/// What `lstat` says of every entry at `root` but [`inert`] files, one
+/// What `lstat` says of every entry at `root` but `inert` files, one
 /// line each in a fixed order: mode, size, modification and change times
 /// to the nanosecond, inode, then the path. Directories are included, so
 /// an entry added, removed or renamed shows in its directory's times
@@ -235,7 +235,7 @@ fn record_walk(
 
 /// The first entry of `record` ([`stat_record`] of `root` as it was) whose
 /// status is not what it says now, with why; `None` when every one is.
-/// [`inert`] files are passed over (a record written before they were
+/// `inert` files are passed over (a record written before they were
 /// left out names them). The entries are checked on as many threads as
 /// the machine runs at once (at most 8), in order.
 pub fn stat_changed(root: &Path, record: &str) -> Option<String> {
