@@ -48,9 +48,7 @@ async fn shell_host(mode: confine::Mode) -> Host {
         .exec
         .push(ExecGrant::resolve(TRUE, Path::new("/"), None).expect("/bin/true is a program"));
     spec.grants.confinement = mode;
-    let mut builder = HostBuilder::new().expect("engine");
-    builder.load_plugin(spec).await.expect("load");
-    builder.build()
+    HostBuilder::new().plugin(spec).build().await.expect("load")
 }
 
 fn what() -> Stdio3 {

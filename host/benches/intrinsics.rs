@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use tiny_harness_host::intrinsic::{Skills, StepSpec};
-use tiny_harness_host::{HostBuilder, IntrinsicSource, ToolCall, Workflow, WorkflowCommand};
+use tiny_harness_host::intrinsic::StepSpec;
+use tiny_harness_host::{HostBuilder, ToolCall, Workflow, WorkflowCommand};
 
 fn chain(n: usize) -> Workflow {
     let steps = (0..n)
@@ -72,11 +72,9 @@ fn benches(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let mut builder = HostBuilder::new().unwrap();
-    builder
-        .intrinsics(IntrinsicSource::new(Skills::none()))
+    let host = runtime
+        .block_on(HostBuilder::new().intrinsics(true).build())
         .unwrap();
-    let host = builder.build();
 
     let calls: Vec<ToolCall> = (0..1000)
         .map(|k| ToolCall {

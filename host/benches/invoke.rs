@@ -76,12 +76,12 @@ async fn bare_call(engine: &PluginEngine, pre: &PluginPre<Bare>) {
 }
 
 async fn host(engine: PluginEngine) -> Host {
-    let mut builder = HostBuilder::with_engine(engine);
-    builder
-        .load_plugin(PluginSpec::new("hello", hello_wasm()))
+    HostBuilder::new()
+        .engine(engine)
+        .plugin(PluginSpec::new("hello", hello_wasm()))
+        .build()
         .await
-        .expect("load");
-    builder.build()
+        .expect("load")
 }
 
 fn invoke(c: &mut Criterion) {

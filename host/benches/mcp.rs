@@ -67,15 +67,14 @@ fn spec(servers: usize) -> PluginSpec {
 }
 
 async fn start_host(servers: usize, lock: Option<&Path>) -> Host {
-    start_host_with(HostBuilder::new().expect("engine"), servers, lock).await
+    start_host_with(HostBuilder::new(), servers, lock).await
 }
 
 async fn start_host_with(mut builder: HostBuilder, servers: usize, lock: Option<&Path>) -> Host {
     if let Some(lock) = lock {
-        builder.lock_file(lock.to_owned(), false).expect("lock");
+        builder = builder.lock_file(lock);
     }
-    builder.load_plugin(spec(servers)).await.expect("load");
-    builder.build()
+    builder.plugin(spec(servers)).build().await.expect("load")
 }
 
 /// A bare rmcp client session with server-everything, negotiated as the
@@ -193,7 +192,7 @@ fn mcp(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let lock = dir.path().join("tiny-harness.lock");
     let first = runtime.block_on(start_host(10, Some(&lock)));
-    assert!(first.save_lock().unwrap());
+    assert!(lock.exists());
     runtime.block_on(first.shutdown());
     drop(first);
     // As the CLI starts: a fresh engine over the compile cache, so the
@@ -201,7 +200,7 @@ fn mcp(c: &mut Criterion) {
     let cache = tempfile::tempdir().unwrap();
     let engine = || {
         let cache = CompileCache::new(cache.path().to_owned());
-        HostBuilder::with_engine(PluginEngine::with_compile_cache(Some(cache)).expect("engine"))
+        HostBuilder::new().engine(PluginEngine::with_compile_cache(Some(cache)).expect("engine"))
     };
     runtime.block_on(start_host_with(engine(), 10, Some(&lock)));
     slow.bench_function("host_start_10_locked", |b| {

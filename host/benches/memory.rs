@@ -54,11 +54,8 @@ fn main() {
     spec.config = json!({"mode": "normal"});
     spec.limits.memory_bytes = 512 << 20;
     let limits = spec.limits;
-    let host = runtime.block_on(async {
-        let mut builder = HostBuilder::new().expect("engine");
-        builder.load_plugin(spec).await.expect("load");
-        builder.build()
-    });
+    let host =
+        runtime.block_on(async { HostBuilder::new().plugin(spec).build().await.expect("load") });
     eprintln!(
         "limits: memory {} MiB, result {} KiB, {} parts",
         limits.memory_bytes >> 20,

@@ -37,9 +37,7 @@ fn net_wasm() -> PathBuf {
 async fn start_host(port: u16) -> Host {
     let mut spec = PluginSpec::new("net", net_wasm());
     spec.grants.net = vec![NetGrant::parse(&format!("http://127.0.0.1:{port}")).expect("grant")];
-    let mut builder = HostBuilder::new().expect("engine");
-    builder.load_plugin(spec).await.expect("load");
-    builder.build()
+    HostBuilder::new().plugin(spec).build().await.expect("load")
 }
 
 /// One GET of `/hello` on a new connection, straight from the host.

@@ -45,11 +45,8 @@ fn registry(runtime: &tokio::runtime::Runtime, n: usize) -> Arc<Registry> {
     spec.config = json!({"mode": "many-tools", "count": n});
     spec.limits.registration.tools = n + 100;
     spec.limits.memory_bytes = 256 << 20;
-    let host = runtime.block_on(async {
-        let mut builder = HostBuilder::new().expect("engine");
-        builder.load_plugin(spec).await.expect("load");
-        builder.build()
-    });
+    let host =
+        runtime.block_on(async { HostBuilder::new().plugin(spec).build().await.expect("load") });
     host.registry()
 }
 

@@ -18,7 +18,7 @@
 use std::error::Error;
 use std::path::Path;
 
-use tiny_harness_host::{Config, Host, Provider, Turn};
+use tiny_harness_host::{Config, Host, Provider, Turn, Workflow};
 
 /// One turn: `config`'s plugins, `provider`'s format, the response
 /// recorded in `response`.
@@ -27,7 +27,11 @@ async fn one_turn(
     provider: Provider,
     response: &Path,
 ) -> Result<Turn, Box<dyn Error>> {
+    // Everything the config says, as the CLI builds it: its plugins, the
+    // lock beside it, the intrinsics, the compile cache.
     let host = Host::from_config(&Config::load(config)?).await?;
+    // The task's state, which the intrinsics among the calls change.
+    let mut workflow = Workflow::new();
 
     // 1. A new iteration: MCP servers list their tools again before their
     //    first call in it, and refuse any that changed under us.
@@ -48,7 +52,9 @@ async fn one_turn(
     // 4. ... its calls decoded, validated and run concurrently; every call
     //    gets one result, in order, and the provider's tool-result message
     //    is built from them.
-    let turn = host.run_calls(&request, &response).await?;
+    let turn = host
+        .run_calls_in(&request, &response, &mut workflow, None)
+        .await?;
     host.shutdown().await;
     Ok(turn)
 }

@@ -60,9 +60,12 @@ async fn a_second_engine_loads_from_the_cache_and_the_plugin_works() {
 
     // A host built on a cached engine serves calls.
     let engine = PluginEngine::with_compile_cache(Some(CompileCache::new(&cache))).unwrap();
-    let mut builder = HostBuilder::with_engine(engine);
-    builder.load_plugin(fs()).await.unwrap();
-    let host = builder.build();
+    let host = HostBuilder::new()
+        .engine(engine)
+        .plugin(fs())
+        .build()
+        .await
+        .unwrap();
     let outcome = call(
         &host,
         "fs/workspace.read_file",

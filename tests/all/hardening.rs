@@ -32,9 +32,9 @@ pub fn assert_one_clean_line(text: &str) {
 
 /// Loads `spec` alone and returns its load error.
 async fn load_error(spec: PluginSpec) -> HostError {
-    let mut builder = HostBuilder::new().unwrap();
-    let err = builder.load_plugin(spec).await.unwrap_err();
-    assert!(builder.registry().is_empty(), "a refused plugin left tools");
+    let host = HostBuilder::new().build().await.unwrap();
+    let err = host.load_plugin(spec).await.unwrap_err();
+    assert!(host.registry().is_empty(), "a refused plugin left tools");
     assert_one_clean_line(&err.to_string());
     err
 }
@@ -320,10 +320,10 @@ async fn the_time_limit_covers_validation() {
     // in 1 ms: the setup is tried again (the call under test is not).
     let mut loaded = None;
     for _ in 0..50 {
-        let mut builder = tiny_harness_host::HostBuilder::new().expect("engine");
-        match builder.load_plugin(spec.clone()).await {
-            Ok(_) => {
-                loaded = Some(builder.build());
+        let builder = tiny_harness_host::HostBuilder::new().plugin(spec.clone());
+        match builder.build().await {
+            Ok(host) => {
+                loaded = Some(host);
                 break;
             }
             Err(e) => assert!(e.to_string().contains("1 ms limit"), "{e}"),

@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use tiny_harness_host::{
-    ContentPart, Host, HostBuilder, IntrinsicOutcome, IntrinsicSource, Provider, Skills, ToolCall,
-    Workflow,
+    ContentPart, Host, HostBuilder, IntrinsicOutcome, Provider, ToolCall, Workflow,
 };
 
 /// The twelve, in order.
@@ -35,17 +34,14 @@ fn fixture_skills() -> PathBuf {
 }
 
 /// A host with the intrinsics and skills from `root`, and no plugin.
-fn host(root: Option<&Path>) -> Host {
-    let mut builder = HostBuilder::new().unwrap();
-    let skills = match root {
-        Some(root) => Skills::open(root).unwrap(),
-        None => Skills::none(),
-    };
-    assert_eq!(
-        builder.intrinsics(IntrinsicSource::new(skills)).unwrap(),
-        12
-    );
-    builder.build()
+async fn host(root: Option<&Path>) -> Host {
+    let mut builder = HostBuilder::new().intrinsics(true);
+    if let Some(root) = root {
+        builder = builder.skills_root(root);
+    }
+    let host = builder.build().await.unwrap();
+    assert_eq!(host.registry().len(), 12);
+    host
 }
 
 async fn call(
@@ -91,9 +87,9 @@ fn code(outcome: &IntrinsicOutcome) -> String {
 
 #[tokio::test]
 async fn a_new_host_has_no_intrinsics_until_asked() {
-    let bare = HostBuilder::new().unwrap().build();
+    let bare = HostBuilder::new().build().await.unwrap();
     assert!(bare.registry().is_empty());
-    let host = host(None);
+    let host = host(None).await;
     let registry = host.registry();
     let mut names: Vec<&str> = registry.tools().map(|t| t.name.as_str()).collect();
     names.sort();
@@ -109,7 +105,7 @@ async fn a_new_host_has_no_intrinsics_until_asked() {
 
 #[tokio::test]
 async fn intrinsics_encode_as_their_bare_names_for_every_provider() {
-    let host = host(None);
+    let host = host(None).await;
     for provider in Provider::ALL {
         let request = host.offer(provider);
         for name in NAMES {
@@ -121,7 +117,7 @@ async fn intrinsics_encode_as_their_bare_names_for_every_provider() {
 
 #[tokio::test]
 async fn without_a_bound_workflow_nothing_runs() {
-    let host = host(None);
+    let host = host(None).await;
     let outcome = host
         .invoke(&ToolCall {
             id: "c".into(),

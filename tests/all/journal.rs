@@ -11,10 +11,12 @@ use tiny_harness_host::{HostBuilder, Journal, ToolCall};
 use crate::common::hostile;
 
 async fn host_with(journal: Arc<Journal>) -> tiny_harness_host::Host {
-    let mut builder = HostBuilder::new().unwrap();
-    builder.journal(journal);
-    builder.load_plugin(hostile("normal")).await.unwrap();
-    builder.build()
+    HostBuilder::new()
+        .recorder(journal)
+        .plugin(hostile("normal"))
+        .build()
+        .await
+        .unwrap()
 }
 
 fn lines(path: &std::path::Path) -> Vec<serde_json::Value> {

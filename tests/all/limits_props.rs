@@ -115,10 +115,10 @@ proptest! {
             (tools, server_limit, description, schema, total);
         let limits = spec.limits.registration;
         runtime().block_on(async {
-            let mut builder = HostBuilder::with_engine(engine());
-            match builder.load_plugin(spec).await {
+            let host = HostBuilder::new().engine(engine()).build().await.unwrap();
+            match host.load_plugin(spec).await {
                 Ok(count) => {
-                    let registry = builder.registry();
+                    let registry = host.registry();
                     prop_assert!(count <= limits.tools);
                     let servers: std::collections::BTreeSet<&str> =
                         registry.tools().map(|t| t.name.server()).collect();
@@ -134,7 +134,7 @@ proptest! {
                     prop_assert!(sum <= limits.total_bytes);
                 }
                 Err(err) => {
-                    prop_assert!(builder.registry().is_empty());
+                    prop_assert!(host.registry().is_empty());
                     assert_one_clean_line(&err.to_string());
                 }
             }
@@ -160,9 +160,7 @@ proptest! {
         spec.limits.result_bytes = result_bytes;
         spec.limits.result_parts = result_parts;
         runtime().block_on(async {
-            let mut builder = HostBuilder::with_engine(engine());
-            builder.load_plugin(spec).await.unwrap();
-            let host = builder.build();
+            let host = HostBuilder::new().engine(engine()).plugin(spec).build().await.unwrap();
             let outcome = host.invoke(&ToolCall {
                 id: "p".into(),
                 name: "hostile/chaos.structured".into(),

@@ -6,11 +6,11 @@ use tiny_harness_host::{HostBuilder, HostError, LoadError, PluginSpec};
 use crate::common::{plugin_wasm, spec};
 
 async fn load(spec: PluginSpec) -> Result<(), String> {
-    let mut builder = HostBuilder::new().unwrap();
-    let outcome = builder.load_plugin(spec).await.map(|_| ());
+    let host = HostBuilder::new().build().await.unwrap();
+    let outcome = host.load_plugin(spec).await.map(|_| ());
     if outcome.is_err() {
         assert!(
-            builder.registry().is_empty(),
+            host.registry().is_empty(),
             "a refused plugin left tools behind"
         );
     }
@@ -72,13 +72,11 @@ async fn files_that_are_not_components_are_refused() {
 
 #[tokio::test]
 async fn a_component_of_another_world_is_refused() {
-    let err = {
-        let mut builder = HostBuilder::new().unwrap();
-        builder
-            .load_plugin(spec_at(plugin_wasm("not_a_plugin")))
-            .await
-            .unwrap_err()
-    };
+    let err = HostBuilder::new()
+        .plugin(spec_at(plugin_wasm("not_a_plugin")))
+        .build()
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, HostError::Load(LoadError::WrongWorld { .. })),
         "{err:?}"

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod builder;
 mod cache;
 mod crates;
 mod fs_tools;

@@ -13,12 +13,11 @@ use crate::common::mcp::{
 use crate::common::{call, error_code, text_of};
 
 async fn host_of(spec: PluginSpec) -> Host {
-    let mut builder = HostBuilder::new().expect("engine");
-    builder
-        .load_plugin(spec)
+    HostBuilder::new()
+        .plugin(spec)
+        .build()
         .await
-        .expect("the mcp plugin loads");
-    builder.build()
+        .expect("the mcp plugin loads")
 }
 
 fn status(host: &Host, server: &str) -> Status {
@@ -352,9 +351,9 @@ async fn a_slow_start_is_bounded_by_the_start_timeout_not_the_call_timeout() {
 #[tokio::test]
 async fn an_entry_with_neither_command_nor_url_refuses_the_plugin() {
     let spec = mcp_plugin(json!({ "broken": { "args": ["x"] } }));
-    let mut builder = HostBuilder::new().expect("engine");
-    let error = builder
-        .load_plugin(spec)
+    let error = HostBuilder::new()
+        .plugin(spec)
+        .build()
         .await
         .expect_err("refused")
         .to_string();

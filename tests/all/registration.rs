@@ -80,10 +80,10 @@ async fn the_plugin_name_comes_from_the_config() {
 
 #[tokio::test]
 async fn one_plugin_name_cannot_be_loaded_twice() {
-    let mut builder = HostBuilder::new().unwrap();
-    builder.load_plugin(hostile("normal")).await.unwrap();
-    let before = builder.registry().len();
-    let err = builder.load_plugin(hostile("normal")).await.unwrap_err();
+    let host = HostBuilder::new().build().await.unwrap();
+    host.load_plugin(hostile("normal")).await.unwrap();
+    let before = host.registry().len();
+    let err = host.load_plugin(hostile("normal")).await.unwrap_err();
     assert!(
         matches!(
             &err,
@@ -94,16 +94,16 @@ async fn one_plugin_name_cannot_be_loaded_twice() {
         ),
         "{err:?}"
     );
-    assert_eq!(builder.registry().len(), before);
+    assert_eq!(host.registry().len(), before);
 }
 
 #[tokio::test]
 async fn a_bad_plugin_name_in_the_config_is_refused() {
     for bad in ["Fs", "f s", "", "fs/x", "fs.x"] {
-        let mut builder = HostBuilder::new().unwrap();
+        let host = HostBuilder::new().build().await.unwrap();
         let mut spec = spec(bad, "hostile");
         spec.config = serde_json::json!({});
-        let err = builder.load_plugin(spec).await.unwrap_err();
+        let err = host.load_plugin(spec).await.unwrap_err();
         assert!(
             matches!(
                 &err,
@@ -114,32 +114,32 @@ async fn a_bad_plugin_name_in_the_config_is_refused() {
             ),
             "{bad:?}: {err:?}"
         );
-        assert!(builder.registry().is_empty());
+        assert!(host.registry().is_empty());
     }
 }
 
 /// Loads hostile in `mode` after a good plugin; returns the one-line error
 /// and checks that nothing of the bad plugin remains.
 async fn refused(mode: &str) -> HostError {
-    let mut builder = HostBuilder::new().unwrap();
+    let host = HostBuilder::new().build().await.unwrap();
     let mut good = hostile("normal");
     good.name = "good".into();
-    let good_count = builder.load_plugin(good).await.unwrap();
-    let err = builder.load_plugin(hostile(mode)).await.unwrap_err();
+    let good_count = host.load_plugin(good).await.unwrap();
+    let err = host.load_plugin(hostile(mode)).await.unwrap_err();
     let message = err.to_string();
     assert!(!message.contains('\n'), "{mode}: not one line: {message}");
     assert!(
         message.contains("hostile"),
         "{mode}: does not name the plugin: {message}"
     );
-    let registry = builder.registry();
+    let registry = host.registry();
     assert_eq!(registry.len(), good_count, "{mode}: partial registration");
     assert!(
         registry.tools().all(|t| t.name.plugin() == "good"),
         "{mode}"
     );
     // The name is still free: the same plugin in a good mode now loads.
-    builder.load_plugin(hostile("normal")).await.unwrap();
+    host.load_plugin(hostile("normal")).await.unwrap();
     err
 }
 

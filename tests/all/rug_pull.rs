@@ -21,12 +21,11 @@ fn changing(state: &Path, marker: &str) -> tiny_harness_host::PluginSpec {
 }
 
 async fn host_with(state: &Path, lock: Option<(&Path, bool)>) -> Result<Host, HostError> {
-    let mut builder = HostBuilder::new()?;
+    let mut builder = HostBuilder::new().plugin(changing(state, &marker("rug")));
     if let Some((path, locked)) = lock {
-        builder.lock_file(path.to_owned(), locked)?;
+        builder = builder.lock_file(path).locked(locked);
     }
-    builder.load_plugin(changing(state, &marker("rug"))).await?;
-    Ok(builder.build())
+    builder.build().await
 }
 
 fn fields_of(outcome: &tiny_harness_host::CallOutcome) -> (Option<String>, Vec<&'static str>) {
@@ -180,7 +179,7 @@ async fn a_change_between_two_runs_is_refused_through_the_lock() {
     let state = dir.path().join("state");
     let lock = dir.path().join("tiny-harness.lock");
     let first = host_with(&state, Some((&lock, false))).await.unwrap();
-    assert!(first.save_lock().unwrap(), "the first run writes the lock");
+    let written = crate::common::inode(&lock).expect("the first run writes the lock");
     first.shutdown().await;
     drop(first);
 
@@ -204,15 +203,23 @@ async fn a_change_between_two_runs_is_refused_through_the_lock() {
         .description;
     assert_eq!(shown, "Returns target.");
     drop(registry);
-    assert!(!second.save_lock().unwrap(), "nothing new to pin");
+    assert_eq!(
+        crate::common::inode(&lock),
+        Some(written),
+        "nothing new to pin"
+    );
     second.shutdown().await;
 
     // --locked with the server started at load refuses the host.
-    let mut builder = HostBuilder::new().unwrap();
-    builder.lock_file(lock.clone(), true).unwrap();
     let mut spec = changing(&state, &marker("locked"));
     spec.config["mcpServers"]["changing"]["eager"] = json!(true);
-    let error = builder.load_plugin(spec).await.expect_err("refused");
+    let error = HostBuilder::new()
+        .lock_file(&lock)
+        .locked(true)
+        .plugin(spec)
+        .build()
+        .await
+        .expect_err("refused");
     let message = error.to_string();
     assert!(
         message.contains("changed since it was pinned (description)")
@@ -230,9 +237,7 @@ async fn the_notification_marks_the_source_stale_in_both_protocol_generations() 
         let spec = py::plugin(json!({
             "changing": py::stdio("changing", &[], &[("STATE_FILE", &state), ("MCP_ERA", era)], &marker("era"))
         }));
-        let mut builder = HostBuilder::new().unwrap();
-        builder.load_plugin(spec).await.unwrap();
-        let host = builder.build();
+        let host = HostBuilder::new().plugin(spec).build().await.unwrap();
         let (_, source) = &host.mcp_sources()[0];
         assert_eq!(source.status().protocol.as_deref(), Some(protocol), "{era}");
         call(

@@ -163,9 +163,9 @@ async fn a_bad_config_is_refused_when_the_plugin_loads() {
         (json!({"env": {"A=B": "c"}}), "A=B"),
         (json!({"shell": "/bin/sh"}), "shell"),
     ] {
-        let mut builder = tiny_harness_host::HostBuilder::new().expect("engine");
-        let err = builder
-            .load_plugin(shell(&[], config.clone()))
+        let err = tiny_harness_host::HostBuilder::new()
+            .plugin(shell(&[], config.clone()))
+            .build()
             .await
             .expect_err("a bad config");
         let message = err.to_string();

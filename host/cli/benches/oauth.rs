@@ -62,10 +62,11 @@ fn config(dir: &Path, url: &str, extra: &str) -> PathBuf {
 
 async fn host(config: &Path) -> Host {
     let config = Config::load(config).expect("config");
-    let mut builder = HostBuilder::new().expect("engine");
-    builder.config_lock(&config, false).expect("lock");
-    builder.load_config(&config).await.expect("load");
-    builder.build()
+    HostBuilder::new()
+        .config(&config)
+        .build()
+        .await
+        .expect("load")
 }
 
 async fn whoami(host: &Host) {

@@ -23,14 +23,14 @@ mod tools;
 mod workflow;
 
 use std::io::{Read as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use args::{Cli, Command, McpAction, PinsAction, WorkflowAction};
 use clap::Parser as _;
 use tiny_harness_host::display::{block, one_line};
-use tiny_harness_host::{CompileCache, Config, Host, HostBuilder, Journal, PluginEngine, ToolCall};
+use tiny_harness_host::{Config, Host, HostBuilder, Journal, ToolCall};
 
 /// Exit code for a usage or config error.
 const EXIT_USAGE: u8 = 2;
@@ -170,48 +170,24 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     let config = Config::load(&cli.config)?;
-    let cache = if cli.no_cache {
-        None
-    } else {
-        cache_dir().map(CompileCache::new)
-    };
-    let engine = PluginEngine::with_compile_cache(cache)
-        .map_err(|e| anyhow::anyhow!("cannot start the WebAssembly engine: {e}"))?;
-    let mut builder = HostBuilder::with_engine(engine);
+    let mut builder = HostBuilder::new()
+        .config(&config)
+        .locked(cli.locked)
+        .intrinsics(intrinsics(&cli.command));
+    if cli.no_cache {
+        builder = builder.compile_cache(None);
+    }
     let journal = match &cli.journal {
         Some(path) => {
             let journal = Journal::open(path, cli.journal_full)
                 .map_err(|e| anyhow::anyhow!("cannot open the journal {}: {e}", path.display()))?;
             let journal = std::sync::Arc::new(journal);
-            builder.journal(journal.clone());
+            builder = builder.recorder(journal.clone());
             Some(journal)
         }
         None => None,
     };
-    builder.config_lock(&config, cli.locked)?;
-    builder.load_config(&config).await?;
-    let intrinsics = matches!(
-        cli.command,
-        Command::Tools {
-            intrinsics: true,
-            ..
-        } | Command::Call {
-            workflow: Some(_),
-            ..
-        } | Command::Replay {
-            workflow: Some(_),
-            ..
-        }
-    ) || matches!(&cli.command, Command::Call { name, .. } if workflow::intrinsic(name).is_some());
-    if intrinsics {
-        let skills = match &config.skills_root {
-            Some(root) => tiny_harness_host::Skills::open(root)?.with_limits(config.skill_limits),
-            None => tiny_harness_host::Skills::none(),
-        };
-        builder.intrinsics(tiny_harness_host::IntrinsicSource::new(skills))?;
-    }
-    let host = builder.build();
-    host.save_lock()?;
+    let host = builder.build().await?;
     if let Some((shared, own)) = host.lock_taken_from() {
         let written = if cli.locked {
             "under --locked it is not written; run once without --locked to write it"
@@ -416,14 +392,22 @@ async fn command(
 /// Where compiled plugins are cached: `$TINY_HARNESS_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/tiny-harness`, else `~/.cache/tiny-harness`; none if
 /// none of these is set (or the chosen one is empty).
-fn cache_dir() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    if let Some(dir) = std::env::var_os("TINY_HARNESS_CACHE_DIR") {
-        return (!dir.is_empty()).then(|| PathBuf::from(dir));
-    }
-    var("XDG_CACHE_HOME")
-        .map(|dir| PathBuf::from(dir).join("tiny-harness"))
-        .or_else(|| var("HOME").map(|home| PathBuf::from(home).join(".cache/tiny-harness")))
+/// Whether `command` needs the intrinsics: listing them, a call of one,
+/// or a call or replay against a workflow.
+fn intrinsics(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Tools {
+            intrinsics: true,
+            ..
+        } | Command::Call {
+            workflow: Some(_),
+            ..
+        } | Command::Replay {
+            workflow: Some(_),
+            ..
+        }
+    ) || matches!(command, Command::Call { name, .. } if workflow::intrinsic(name).is_some())
 }
 
 fn parse_arguments(text: &str) -> anyhow::Result<serde_json::Value> {

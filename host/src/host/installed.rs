@@ -21,7 +21,7 @@ use crate::mcp::launch::{Launch, LaunchError, Target};
 use crate::mcp::launcher;
 use crate::mcp::store::{Installed, StartCheck};
 
-use super::HostBuilder;
+use super::HostState;
 
 /// A server that runs from its install: the install, and the server's
 /// own arguments (those after the package).
@@ -31,7 +31,7 @@ struct FromStore {
     check: StartCheck,
 }
 
-impl HostBuilder {
+impl HostState {
     /// How the host starts (or reaches) server `declaration` of plugin
     /// `plugin`: checked against `grants` (`timeout` is the plugin's call
     /// timeout), and run from the store when its launcher fetches its
@@ -82,6 +82,20 @@ impl HostBuilder {
         }
     }
 
+    /// `launch` with its place in the token file, for an HTTP server of a
+    /// host that keeps logins.
+    pub(super) fn with_login(&self, plugin: &str, mut launch: Launch) -> Launch {
+        if let (Some(tokens), Target::Http(endpoint)) = (&self.tokens, &mut launch.target) {
+            let key = format!("{plugin}/{}", launch.server);
+            endpoint.login = Some(crate::mcp::oauth::Slot::new(
+                tokens.clone(),
+                &key,
+                &endpoint.url,
+            ));
+        }
+        launch
+    }
+
     /// The install `declaration` runs from, when its launcher fetches its
     /// package at every start; `None` when it runs as declared (another
     /// launcher, or an unconfined plugin with nothing installed). An error
@@ -110,7 +124,7 @@ impl HostBuilder {
         };
         let server_args = server_args.to_vec();
         let server = &declaration.name;
-        let Some(store) = &self.state.store else {
+        let Some(store) = &self.store else {
             return unconfined_or(grants, &plan, server);
         };
         let installed = store.installed(plugin, server)?;

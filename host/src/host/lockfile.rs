@@ -25,7 +25,7 @@ use crate::tool::ToolDefinition;
 use super::HostError;
 
 /// The lock of one host.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct LockState {
     pub path: PathBuf,
     pub lock: Lock,

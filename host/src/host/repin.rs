@@ -22,21 +22,11 @@ enum ServerSource {
 impl Host {
     /// The lock this host's pins were taken from when its config had no
     /// lock of its own yet: the `tiny-harness.lock` that every config in
-    /// the directory used to share (see [`super::HostBuilder::config_lock`]).
+    /// the directory used to share (see [`super::HostBuilder::config`]).
     pub fn lock_taken_from(&self) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
         let lock = self.state.lock_state();
         let lock = lock.as_ref()?;
         Some((lock.migrated_from.clone()?, lock.path.clone()))
-    }
-
-    /// Writes the lock file if pins were added (trust on first use). Never
-    /// writes with `--locked`. True if it was written.
-    pub fn save_lock(&self) -> Result<bool, HostError> {
-        let mut lock = self.state.lock_state();
-        match lock.as_mut() {
-            Some(lock) => lock.save(),
-            None => Ok(false),
-        }
     }
 
     /// How each server's installed code differs from the code the lock
@@ -95,14 +85,14 @@ impl Host {
     /// servers as loaded, an MCP server as last listed. Only servers that
     /// differ, as `<plugin>/<server>`, in name order.
     pub fn known_drift(&self) -> Vec<(String, Drift)> {
-        let plugins = self.state.guards.iter().flat_map(|(plugin, guard)| {
+        let loaded = self.state.loaded();
+        let plugins = loaded.guards.iter().flat_map(|(plugin, guard)| {
             guard.servers().filter_map(move |(server, watch)| {
                 let drift = watch.read().ok()?.drift();
                 Some((format!("{plugin}/{server}"), drift))
             })
         });
-        let servers = self
-            .state
+        let servers = loaded
             .mcp
             .iter()
             .map(|((plugin, server), mcp)| (format!("{plugin}/{server}"), mcp.drift()));
@@ -183,7 +173,13 @@ impl Host {
                     .and_then(|w| w.read().ok().and_then(|w| w.listed().map(<[_]>::to_vec)))
                     .unwrap_or_default(),
             };
-            let limits = self.state.limits.get(&plugin).copied().unwrap_or_default();
+            let limits = self
+                .state
+                .loaded()
+                .limits
+                .get(&plugin)
+                .copied()
+                .unwrap_or_default();
             let pending = current
                 .iter()
                 .map(|definition| PendingTool {
@@ -213,7 +209,7 @@ impl Host {
             }
             done.push((key, count));
         }
-        self.save_lock()?;
+        self.state.save_lock()?;
         Ok(done)
     }
 
@@ -223,7 +219,8 @@ impl Host {
         filter: Option<&str>,
     ) -> Result<Vec<(String, String, ServerSource)>, HostError> {
         let mut all = Vec::new();
-        for (plugin, guard) in &self.state.guards {
+        let loaded = self.state.loaded();
+        for (plugin, guard) in &loaded.guards {
             for (server, _) in guard.servers() {
                 all.push((
                     plugin.clone(),
@@ -232,7 +229,7 @@ impl Host {
                 ));
             }
         }
-        for ((plugin, server), mcp) in &self.state.mcp {
+        for ((plugin, server), mcp) in &loaded.mcp {
             all.push((
                 plugin.clone(),
                 server.clone(),

@@ -55,6 +55,20 @@ impl CompileCache {
         CompileCache { dir: dir.into() }
     }
 
+    /// The user's cache: `$TINY_HARNESS_CACHE_DIR` if set (empty: no
+    /// cache), else `$XDG_CACHE_HOME/tiny-harness`, else
+    /// `$HOME/.cache/tiny-harness`; `None` when none of them is set.
+    pub fn user() -> Option<Self> {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        if let Some(dir) = std::env::var_os("TINY_HARNESS_CACHE_DIR") {
+            return (!dir.is_empty()).then(|| CompileCache::new(dir));
+        }
+        var("XDG_CACHE_HOME")
+            .map(|dir| PathBuf::from(dir).join("tiny-harness"))
+            .or_else(|| var("HOME").map(|home| PathBuf::from(home).join(".cache/tiny-harness")))
+            .map(CompileCache::new)
+    }
+
     /// The cache's directory.
     pub fn dir(&self) -> &Path {
         &self.dir

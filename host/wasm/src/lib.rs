@@ -31,6 +31,7 @@ pub mod http;
 mod lift;
 mod limits;
 pub mod sandbox;
+mod spec;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -48,6 +49,7 @@ pub use error::LoadError;
 pub use exec::{ExecAccess, ExecContext};
 pub use limits::Limits;
 pub use sandbox::{CallState, DirGrant, DirMode, Grants};
+pub use spec::PluginSpec;
 
 use bindings::PluginPre;
 use tiny_harness_core::declaration::Declaration;
@@ -57,47 +59,6 @@ use tiny_harness_core::tool::{CallError, ResultBudget, ToolResult};
 
 /// The WIT world a plugin must export, as reported in errors.
 pub const WORLD: &str = "tiny-harness:plugin/plugin@0.3.0";
-
-/// How a plugin is to be loaded: everything the host config says about it.
-///
-/// Non-exhaustive, as grants and limits are: start from
-/// [`PluginSpec::new`] and set what differs.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct PluginSpec {
-    /// The name the host config gives it: the first part of its tool names.
-    pub name: String,
-    /// The `.wasm` component file, or `builtin:NAME` for a plugin the host
-    /// carries (see [`builtin`]).
-    pub wasm: PathBuf,
-    /// If set, the component's sha256 (64 hex digits) must match.
-    pub sha256: Option<String>,
-    /// What it may touch.
-    pub grants: Grants,
-    /// How much one call may use.
-    pub limits: Limits,
-    /// Its own configuration, passed to `register` and every `call`.
-    pub config: serde_json::Value,
-    /// How the names its HTTP requests use are resolved. Default: the
-    /// system's resolver.
-    pub resolver: std::sync::Arc<dyn crate::http::Resolve>,
-}
-
-impl PluginSpec {
-    /// The component at `wasm`, loaded under `name`, unpinned, granted
-    /// nothing, with the default limits and an empty config (`{}`).
-    pub fn new(name: impl Into<String>, wasm: impl Into<PathBuf>) -> Self {
-        PluginSpec {
-            name: name.into(),
-            wasm: wasm.into(),
-            sha256: None,
-            grants: Grants::default(),
-            limits: Limits::default(),
-            config: serde_json::json!({}),
-            resolver: std::sync::Arc::new(crate::http::SystemResolver),
-        }
-    }
-}
 
 /// A loaded plugin: compiled, linked, registered, ready for calls.
 pub struct Plugin {

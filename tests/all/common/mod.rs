@@ -63,15 +63,21 @@ pub fn tight_limits() -> Limits {
 
 /// A host with exactly these plugins.
 pub async fn host(specs: Vec<PluginSpec>) -> Host {
-    let mut builder = HostBuilder::new().expect("engine");
+    let mut builder = HostBuilder::new();
     for spec in specs {
-        let name = spec.name.clone();
-        builder
-            .load_plugin(spec)
-            .await
-            .unwrap_or_else(|e| panic!("loading {name}: {e}"));
+        builder = builder.plugin(spec);
     }
-    builder.build()
+    builder
+        .build()
+        .await
+        .unwrap_or_else(|e| panic!("loading: {e}"))
+}
+
+/// The inode of the file at `path`, if there is one: an atomic write (of
+/// the lock, say) gives the path a new one, so an unchanged inode means
+/// the file was not written.
+pub fn inode(path: &Path) -> Option<u64> {
+    std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(path).ok()?).into()
 }
 
 /// Calls `name` with `arguments`.

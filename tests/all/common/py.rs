@@ -58,12 +58,11 @@ pub fn plugin(servers: Value) -> PluginSpec {
 
 /// A host with `spec` loaded (its failed sources included).
 pub async fn host_of(spec: PluginSpec) -> Host {
-    let mut builder = HostBuilder::new().expect("engine");
-    builder
-        .load_plugin(spec)
+    HostBuilder::new()
+        .plugin(spec)
+        .build()
         .await
-        .expect("the mcp plugin loads");
-    builder.build()
+        .expect("the mcp plugin loads")
 }
 
 /// Runs `f` on the source of `server`.

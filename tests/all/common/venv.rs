@@ -1,22 +1,15 @@
 //! The venv of the Python MCP servers, `tests/mcp/.venv`, made from
 //! Debian's interpreter with PyPI's `mcp`: installed by `.ci/run`, or here
 //! on first use from the hash-pinned `tests/mcp/requirements.txt`.
-//! Self-contained, so that the CLI tests include it too (`#[path]`).
+//! The CLI tests include it too (`#[path]`), beside `npm.rs`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-/// `tests/mcp`.
+/// `tests/mcp` (npm's servers share it).
 fn servers_dir() -> PathBuf {
-    // The checkout's root is the nearest directory above the crate's that
-    // holds `wit/` (the tests' crate and the CLI's sit at different depths).
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let root = here
-        .ancestors()
-        .find(|dir| dir.join("wit").is_dir())
-        .unwrap_or(here);
-    root.join("tests").join("mcp")
+    super::npm::servers_dir()
 }
 
 /// The version of PyPI's `mcp` the servers are written for.

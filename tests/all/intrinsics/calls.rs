@@ -22,7 +22,7 @@ fn team() -> Workflow {
 
 #[tokio::test]
 async fn the_workflow_intrinsics_give_commands_and_results() {
-    let host = host(None);
+    let host = host(None).await;
     let mut w = team();
     let mut recorded = vec![
         WorkflowCommand::AddParticipant {
@@ -135,7 +135,7 @@ async fn the_workflow_intrinsics_give_commands_and_results() {
 
 #[tokio::test]
 async fn refusals_are_typed_and_leave_the_workflow_as_it_was() {
-    let host = host(None);
+    let host = host(None).await;
     let mut w = team();
     let before = w.clone();
     let cases = [
@@ -246,17 +246,12 @@ async fn refusals_are_typed_and_leave_the_workflow_as_it_was() {
 /// workflow runs no intrinsic.
 #[tokio::test]
 async fn a_turn_applies_its_intrinsics_in_order_beside_plugin_calls() {
-    let mut builder = tiny_harness_host::HostBuilder::new().unwrap();
-    builder
-        .intrinsics(tiny_harness_host::IntrinsicSource::new(
-            tiny_harness_host::Skills::none(),
-        ))
-        .unwrap();
-    builder
-        .load_plugin(crate::common::spec("hello", "hello"))
+    let host = tiny_harness_host::HostBuilder::new()
+        .intrinsics(true)
+        .plugin(crate::common::spec("hello", "hello"))
+        .build()
         .await
         .unwrap();
-    let host = builder.build();
     host.begin_iteration();
     let request = host.offer(tiny_harness_host::Provider::Anthropic);
     let greet = request

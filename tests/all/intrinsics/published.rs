@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use tiny_harness_host::{ContentPart, HostBuilder, IntrinsicSource, SkillLimits, Skills, Workflow};
+use tiny_harness_host::{ContentPart, HostBuilder, SkillLimits, Workflow};
 
 use super::{call, code, data, host};
 
@@ -125,7 +125,7 @@ fn resources(listed: &Value) -> Vec<(String, String, bool, String)> {
 async fn every_file_a_skill_links_is_listed_and_loads_by_its_path() {
     let dir = tempfile::tempdir().unwrap();
     published(dir.path());
-    let host = host(Some(dir.path()));
+    let host = host(Some(dir.path())).await;
     let mut w = Workflow::new();
     let listed = listing(&host, &mut w, "pdf").await;
     assert_eq!(
@@ -210,7 +210,7 @@ async fn every_file_a_skill_links_is_listed_and_loads_by_its_path() {
 async fn a_binary_file_is_described_never_shown() {
     let dir = tempfile::tempdir().unwrap();
     published(dir.path());
-    let host = host(Some(dir.path()));
+    let host = host(Some(dir.path())).await;
     let mut w = Workflow::new();
     let listed = listing(&host, &mut w, "canvas-design").await;
     assert_eq!(
@@ -276,7 +276,7 @@ async fn a_binary_file_is_described_never_shown() {
 async fn load_skill_names_the_links_that_lead_nowhere() {
     let dir = tempfile::tempdir().unwrap();
     published(dir.path());
-    let host = host(Some(dir.path()));
+    let host = host(Some(dir.path())).await;
     let mut w = Workflow::new();
     for (name, missing) in [
         ("pdf", json!(["REFERNCE.md", "./templates/none.md#top"])),
@@ -303,7 +303,7 @@ async fn a_description_past_the_formats_1024_characters_loads_within_the_bound()
         &dir.path().join("huge/SKILL.md"),
         format!("---\nname: huge\ndescription: {huge}\n---\nbody\n").as_bytes(),
     );
-    let host = host(Some(dir.path()));
+    let host = host(Some(dir.path())).await;
     let mut w = Workflow::new();
     let listed = data(&call(&host, &mut w, None, "list_skills", json!({})).await);
     assert_eq!(listed["skills"][0]["name"], "api", "{listed}");
@@ -322,7 +322,7 @@ async fn a_real_sized_skill_loads_and_the_caps_are_settable() {
     let paragraph = "Use the reference for the details of each operation.\n";
     let body: String = paragraph.repeat(100 * 1024 / paragraph.len());
     skill(dir.path(), "big", &body);
-    let host = host(Some(dir.path()));
+    let host = host(Some(dir.path())).await;
     let mut w = Workflow::new();
     let loaded = call(&host, &mut w, None, "load_skill", json!({"name": "big"})).await;
     assert_eq!(data(&loaded)["status"], "loaded", "a 100 KB SKILL.md loads");
@@ -332,10 +332,13 @@ async fn a_real_sized_skill_loads_and_the_caps_are_settable() {
     limits.skill_file = 64 * 1024;
     limits.resource = 1024;
     limits.resources = 1;
-    let skills = Skills::open(dir.path()).unwrap().with_limits(limits);
-    let mut builder = HostBuilder::new().unwrap();
-    builder.intrinsics(IntrinsicSource::new(skills)).unwrap();
-    let small = builder.build();
+    let small = HostBuilder::new()
+        .intrinsics(true)
+        .skills_root(dir.path())
+        .skill_limits(limits)
+        .build()
+        .await
+        .unwrap();
     let mut w = Workflow::new();
     let listed = call(&small, &mut w, None, "list_skills", json!({})).await;
     let skipped = data(&listed)["skipped"].to_string();

@@ -25,7 +25,7 @@ fn copy(from: &Path, to: &Path) {
 
 #[tokio::test]
 async fn skills_list_load_and_unload() {
-    let host = host(Some(&fixture_skills()));
+    let host = host(Some(&fixture_skills())).await;
     let mut w = Workflow::new();
     let listed = call(&host, &mut w, None, "list_skills", json!({})).await;
     assert!(listed.command.is_none(), "list_skills is read-only");
@@ -100,7 +100,7 @@ async fn skills_list_load_and_unload() {
 
 #[tokio::test]
 async fn resources_are_listed_and_read() {
-    let host = host(Some(&fixture_skills()));
+    let host = host(Some(&fixture_skills())).await;
     let mut w = Workflow::new();
     let listed = call(
         &host,
@@ -179,7 +179,7 @@ async fn resource_paths_cannot_leave_the_root() {
     // A hard link is the file itself: whoever can make one in the root
     // chose its contents (documented in docs/intrinsics.md).
     std::fs::hard_link(&secret, scripts.join("hard.txt")).unwrap();
-    let host = host(Some(&root));
+    let host = host(Some(&root)).await;
     let mut w = Workflow::new();
     for resource in [
         "../../../secret.txt",

@@ -460,10 +460,7 @@ fn a_running_session_takes_up_another_login_and_a_logout_from_the_token_file() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let host = runtime.block_on(async {
         let loaded = Config::load(&config).unwrap();
-        let mut builder = HostBuilder::new().unwrap();
-        builder.config_lock(&loaded, false).unwrap();
-        builder.load_config(&loaded).await.unwrap();
-        builder.build()
+        HostBuilder::new().config(&loaded).build().await.unwrap()
     });
     let calls_with = |token: &str| {
         let line = format!("mcp tools/call {token}");

@@ -1,0 +1,273 @@
+//! Loading one plugin into a host: the component checked against the lock,
+//! its own servers pinned, its MCP servers started (or registered from the
+//! lock), and everything registered in one swap of the registry.
+//!
+//! Invariants:
+//! - All or nothing: a plugin that fails anywhere leaves the registry, the
+//!   lock and the host's list of plugins as they were.
+//! - A plugin name is taken once: a second plugin of that name is refused
+//!   before anything of it is read.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, PoisonError};
+
+use crate::mcp::declaration::Declaration;
+use crate::mcp::{McpSource, SourceLimits, State};
+use crate::plugin::{Limits, Plugin, PluginSpec};
+use crate::registry::{Registry, RegistryError};
+use crate::source::{CallLimits, PendingTool, ToolSource};
+use crate::tool::ToolDefinition;
+
+use super::guard::Guarded;
+use super::{Host, HostError};
+
+/// How an MCP server got its tools at load.
+enum Start {
+    /// From the lock, without starting it.
+    FromLock(Vec<ToolDefinition>),
+    /// From a listing.
+    Listed(Vec<ToolDefinition>),
+}
+
+/// An MCP server of the plugin being loaded, and how its start went.
+type Started = (Arc<McpSource>, Result<Start, String>);
+
+impl Host {
+    /// Loads one more plugin into this host while it runs, and registers
+    /// its tools; calls in flight keep the registry they started with. On
+    /// any error nothing of the plugin is registered or pinned. Writes the
+    /// lock if the plugin added pins (never when `locked`). Returns how
+    /// many tools it added.
+    ///
+    /// The MCP servers the plugin declares are started (or reached) and
+    /// listed concurrently, each as a source of its own. One that its
+    /// grants refuse, that fails to start, or whose tools are refused is
+    /// recorded as failed, with why, and contributes no tools; the plugin's
+    /// other tools and servers still register (see [`Host::mcp_sources`]).
+    pub async fn load_plugin(&self, spec: PluginSpec) -> Result<usize, HostError> {
+        let count = self.load(spec).await?;
+        self.state.save_lock()?;
+        Ok(count)
+    }
+
+    /// [`Host::load_plugin`] without writing the lock.
+    pub(super) async fn load(&self, spec: PluginSpec) -> Result<usize, HostError> {
+        let _loading = self.state.loading.lock().await;
+        if self.state.loaded().guards.contains_key(&spec.name) {
+            return Err(HostError::Registry {
+                plugin: spec.name.clone(),
+                source: RegistryError::DuplicatePlugin(spec.name),
+            });
+        }
+        let before = self.state.with_lock(|lock| lock.clone());
+        let loaded = self.load_whole(spec).await;
+        if loaded.is_err()
+            && let Some(before) = before
+        {
+            *self.state.lock_state() = Some(before);
+        }
+        loaded
+    }
+
+    async fn load_whole(&self, spec: PluginSpec) -> Result<usize, HostError> {
+        let name = spec.name.clone();
+        let limits = spec.limits;
+        let (plugin, tools) = Plugin::load(&self.state.engine, spec).await?;
+        if let Some(checked) = self
+            .state
+            .with_lock(|lock| lock.component(&name, plugin.sha256()))
+        {
+            checked?;
+        }
+        let declarations = plugin.mcp_sources().to_vec();
+        let grants = plugin.grants().clone();
+        let (servers, pending) = self.own_servers(&name, &declarations, tools)?;
+        let guard = Arc::new(Guarded::new(Arc::new(plugin), servers));
+        let started = self
+            .start_servers(&name, declarations, &grants, limits)
+            .await;
+
+        let mut count = 0;
+        self.live_registry().update(|current| {
+            let (next, added) = self.register(&name, current, pending, &guard, &started, limits)?;
+            count = added;
+            Ok::<Registry, HostError>(next)
+        })?;
+        let mut loaded = self
+            .state
+            .loaded
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        for (mcp, _) in started {
+            loaded
+                .mcp
+                .insert((name.clone(), mcp.server().to_owned()), mcp);
+        }
+        loaded.guards.insert(name.clone(), guard);
+        loaded.limits.insert(name, limits.registration);
+        Ok(count)
+    }
+
+    /// The plugin's own servers, each with its pinned and current tools
+    /// (pinned from the lock where it has them), and the tools to register.
+    /// A server the lock has and the plugin no longer offers stays,
+    /// refused, so that its removal is seen.
+    #[allow(clippy::type_complexity)]
+    fn own_servers(
+        &self,
+        name: &str,
+        declarations: &[Declaration],
+        tools: Vec<PendingTool>,
+    ) -> Result<
+        (
+            Vec<(String, Vec<ToolDefinition>, Vec<ToolDefinition>)>,
+            Vec<PendingTool>,
+        ),
+        HostError,
+    > {
+        let mut current: BTreeMap<String, Vec<ToolDefinition>> = BTreeMap::new();
+        for tool in tools {
+            current
+                .entry(tool.server)
+                .or_default()
+                .push(tool.definition);
+        }
+        let declared: Vec<&str> = declarations.iter().map(|d| d.name.as_str()).collect();
+        for server in self
+            .state
+            .with_lock(|lock| lock.servers(name))
+            .unwrap_or_default()
+        {
+            if !declared.contains(&server.as_str()) {
+                current.entry(server).or_default();
+            }
+        }
+        let mut servers = Vec::new();
+        let mut pending = Vec::new();
+        for (server, now) in current {
+            let pinned = self
+                .state
+                .with_lock(|lock| lock.reconcile(name, &server, &now))
+                .transpose()?
+                .unwrap_or_else(|| now.clone());
+            pending.extend(pinned.iter().map(|definition| PendingTool {
+                server: server.clone(),
+                definition: definition.clone(),
+            }));
+            servers.push((server, pinned, now));
+        }
+        Ok((servers, pending))
+    }
+
+    /// The plugin's MCP servers, each a source of its own, started and
+    /// listed concurrently (or, when the lock has them, registered from it
+    /// and started on their first call), in declaration order.
+    async fn start_servers(
+        &self,
+        name: &str,
+        declarations: Vec<Declaration>,
+        grants: &crate::grant::Grants,
+        limits: Limits,
+    ) -> Vec<Started> {
+        let mut started = tokio::task::JoinSet::new();
+        for (index, declaration) in declarations.into_iter().enumerate() {
+            let launch = self
+                .state
+                .launch_of(name, &declaration, grants, limits.timeout)
+                .map(|launch| self.state.with_login(name, launch));
+            let from_lock = match (&launch, declaration.eager) {
+                (Ok(_), false) => self
+                    .state
+                    .with_lock(|lock| lock.pinned(name, &declaration.name))
+                    .flatten(),
+                _ => None,
+            };
+            let mcp = Arc::new(McpSource::new(
+                name,
+                &declaration.name,
+                launch,
+                SourceLimits {
+                    call: CallLimits::new(limits.timeout, limits.arguments_bytes),
+                    result_bytes: limits.result_bytes,
+                    result_parts: limits.result_parts,
+                    registration: limits.registration,
+                },
+                self.state.iterations.clone(),
+            ));
+            started.spawn(async move {
+                let listing = match (from_lock, mcp.status().state) {
+                    (Some(pinned), _) => Ok(Start::FromLock(pinned)),
+                    (None, State::Failed(why)) => Err(why),
+                    (None, _) => mcp.list().await.map(|l| Start::Listed(l.tools)),
+                };
+                (index, mcp, listing)
+            });
+        }
+        let mut servers = started.join_all().await;
+        servers.sort_by_key(|(index, ..)| *index);
+        servers
+            .into_iter()
+            .map(|(_, mcp, listing)| (mcp, listing))
+            .collect()
+    }
+
+    /// `current` with the plugin's own tools and its MCP servers' added,
+    /// and how many tools that is. An MCP server whose tools the registry
+    /// refuses is marked failed and registered with none.
+    fn register(
+        &self,
+        name: &str,
+        current: &Registry,
+        pending: Vec<PendingTool>,
+        guard: &Arc<Guarded>,
+        started: &[Started],
+        limits: Limits,
+    ) -> Result<(Registry, usize), HostError> {
+        let registry_error = |source| HostError::Registry {
+            plugin: name.to_owned(),
+            source,
+        };
+        let mut next = current.clone();
+        let mut count = next
+            .register(name, pending, guard.clone(), &limits.registration)
+            .map_err(registry_error)?;
+        for (mcp, start) in started {
+            let server = mcp.server().to_owned();
+            let pinned = match start {
+                Ok(Start::FromLock(pinned)) => pinned.clone(),
+                Ok(Start::Listed(now)) => self
+                    .state
+                    .with_lock(|lock| lock.reconcile(name, &server, now))
+                    .transpose()?
+                    .unwrap_or_else(|| now.clone()),
+                Err(_) => Vec::new(),
+            };
+            let pending: Vec<PendingTool> = pinned
+                .iter()
+                .map(|definition| PendingTool {
+                    server: server.clone(),
+                    definition: definition.clone(),
+                })
+                .collect();
+            let as_source: Arc<dyn ToolSource> = mcp.clone();
+            match next.add_server(
+                name,
+                &server,
+                pending,
+                as_source.clone(),
+                &limits.registration,
+            ) {
+                Ok(added) => {
+                    count += added;
+                    mcp.pin(pinned);
+                }
+                Err(refused) => {
+                    mcp.fail(refused.to_string());
+                    next.add_server(name, &server, Vec::new(), as_source, &limits.registration)
+                        .map_err(registry_error)?;
+                }
+            }
+        }
+        Ok((next, count))
+    }
+}

@@ -1,0 +1,47 @@
+//! How a plugin is to be loaded ([`PluginSpec`]): what the host config
+//! says about one plugin, before anything of it is read.
+
+use std::path::PathBuf;
+
+use crate::{Grants, Limits};
+
+/// How a plugin is to be loaded: everything the host config says about it.
+///
+/// Non-exhaustive, as grants and limits are: start from
+/// [`PluginSpec::new`] and set what differs.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct PluginSpec {
+    /// The name the host config gives it: the first part of its tool names.
+    pub name: String,
+    /// The `.wasm` component file, or `builtin:NAME` for a plugin the host
+    /// carries (see [`crate::builtin`]).
+    pub wasm: PathBuf,
+    /// If set, the component's sha256 (64 hex digits) must match.
+    pub sha256: Option<String>,
+    /// What it may touch.
+    pub grants: Grants,
+    /// How much one call may use.
+    pub limits: Limits,
+    /// Its own configuration, passed to `register` and every `call`.
+    pub config: serde_json::Value,
+    /// How the names its HTTP requests use are resolved. Default: the
+    /// system's resolver.
+    pub resolver: std::sync::Arc<dyn crate::http::Resolve>,
+}
+
+impl PluginSpec {
+    /// The component at `wasm`, loaded under `name`, unpinned, granted
+    /// nothing, with the default limits and an empty config (`{}`).
+    pub fn new(name: impl Into<String>, wasm: impl Into<PathBuf>) -> Self {
+        PluginSpec {
+            name: name.into(),
+            wasm: wasm.into(),
+            sha256: None,
+            grants: Grants::default(),
+            limits: Limits::default(),
+            config: serde_json::json!({}),
+            resolver: std::sync::Arc::new(crate::http::SystemResolver),
+        }
+    }
+}
