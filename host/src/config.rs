@@ -91,6 +91,7 @@ pub struct Config {
     pub skills_root: Option<PathBuf>,
     /// The bounds of `[skills]` (`skill_kib`, `resource_kib`,
     /// `resources`), the defaults where unset.
+    #[cfg(feature = "intrinsics")]
     pub skill_limits: crate::intrinsic::skills::SkillLimits,
 }
 
@@ -116,6 +117,7 @@ struct RawConfig {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(not(feature = "intrinsics"), allow(dead_code))]
 struct RawSkills {
     root: Spanned<String>,
     skill_kib: Option<Spanned<u64>>,
@@ -175,6 +177,7 @@ impl Config {
         for (name, raw) in raw.plugins {
             plugins.push(checker.plugin(base, name, raw)?);
         }
+        #[cfg(feature = "intrinsics")]
         let mut skill_limits = crate::intrinsic::skills::SkillLimits::default();
         let skills_root = match raw.skills {
             None => None,
@@ -184,6 +187,11 @@ impl Config {
                     "skills.root: must name the directory that holds the skills",
                 ));
             }
+            // A host without the intrinsics reads no skills, so their
+            // bounds are not checked.
+            #[cfg(not(feature = "intrinsics"))]
+            Some(skills) => Some(base.join(skills.root.get_ref())),
+            #[cfg(feature = "intrinsics")]
             Some(skills) => {
                 use crate::intrinsic::limits::{
                     MAX_RESOURCE_CEILING, MAX_RESOURCES_CEILING, MAX_SKILL_FILE_CEILING,
@@ -213,6 +221,7 @@ impl Config {
             path: path.to_owned(),
             plugins,
             skills_root,
+            #[cfg(feature = "intrinsics")]
             skill_limits,
         })
     }

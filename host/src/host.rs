@@ -21,13 +21,18 @@
 
 mod builder;
 mod guard;
+#[cfg(feature = "mcp")]
 mod installed;
+#[cfg(feature = "intrinsics")]
+mod intrinsics;
 mod load;
 mod lockfile;
 mod repin;
 mod turn;
 
 pub use builder::HostBuilder;
+#[cfg(feature = "intrinsics")]
+pub use intrinsics::IntrinsicOutcome;
 pub use turn::{MAX_CALLS_PER_TURN, MAX_CONCURRENT_CALLS, Turn, TurnError};
 
 use std::collections::BTreeMap;
@@ -38,8 +43,8 @@ use guard::Guarded;
 use lockfile::LockState;
 
 use crate::config::{Config, ConfigError};
-use crate::intrinsic::{Workflow, WorkflowCommand};
 use crate::invoke::{CallOutcome, Invoker, ToolCall};
+#[cfg(feature = "mcp")]
 use crate::mcp::McpSource;
 use crate::plugin::{LoadError, PluginEngine};
 use crate::registry::{LiveRegistry, RegistrationLimits, Registry, RegistryError};
@@ -80,8 +85,20 @@ pub enum HostError {
     )]
     NoLock,
     /// The skills root cannot be opened.
+    #[cfg(feature = "intrinsics")]
     #[error(transparent)]
     Skills(crate::intrinsic::IntrinsicError),
+    /// A plugin needs what this host was built without (a cargo feature
+    /// of `tiny-harness-host`).
+    #[error("plugin {plugin}: it {needs}, and this host was built without the {feature} feature")]
+    Unsupported {
+        /// The plugin.
+        plugin: String,
+        /// What it needs.
+        needs: String,
+        /// The feature that provides it.
+        feature: &'static str,
+    },
     /// No server of that name is registered.
     #[error("no server {0:?} is registered (name it as <plugin>/<server>)")]
     UnknownServer(String),
@@ -106,8 +123,10 @@ struct HostState {
     /// the check for a name already taken.
     loading: tokio::sync::Mutex<()>,
     /// Where `mcp install` put the servers of this config.
+    #[cfg(feature = "mcp")]
     store: Option<crate::mcp::store::Store>,
     /// Where `mcp login` keeps the logins of this config's HTTP servers.
+    #[cfg(feature = "mcp")]
     tokens: Option<Arc<crate::mcp::oauth::Tokens>>,
 }
 
@@ -115,6 +134,7 @@ struct HostState {
 #[derive(Debug, Default, Clone)]
 struct Loaded {
     guards: BTreeMap<String, Arc<Guarded>>,
+    #[cfg(feature = "mcp")]
     mcp: BTreeMap<(String, String), Arc<McpSource>>,
     limits: BTreeMap<String, RegistrationLimits>,
 }
@@ -177,11 +197,10 @@ impl Host {
     /// ([`HostBuilder::compile_cache`]). The same as
     /// `HostBuilder::new().config(config).intrinsics(true).build()`.
     pub async fn from_config(config: &Config) -> Result<Host, HostError> {
-        HostBuilder::new()
-            .config(config)
-            .intrinsics(true)
-            .build()
-            .await
+        let builder = HostBuilder::new().config(config);
+        #[cfg(feature = "intrinsics")]
+        let builder = builder.intrinsics(true);
+        builder.build().await
     }
 
     /// The engine this host's plugins run in: give it to another
@@ -207,6 +226,7 @@ impl Host {
         &self.invoker
     }
 
+    #[cfg(feature = "mcp")]
     /// Every MCP server the plugins declared, with its plugin, in plugin
     /// and server order: connected, not started or failed (with why).
     pub fn mcp_sources(&self) -> Vec<(String, Arc<McpSource>)> {
@@ -222,12 +242,14 @@ impl Host {
     /// grace period to exit, then its process group is killed. Dropping
     /// the last clone of a host kills them at once instead.
     pub async fn shutdown(&self) {
-        let sources = self.mcp_sources();
-        let mut closing = tokio::task::JoinSet::new();
-        for (_, source) in sources {
-            closing.spawn(async move { source.shutdown().await });
+        #[cfg(feature = "mcp")]
+        {
+            let mut closing = tokio::task::JoinSet::new();
+            for (_, source) in self.mcp_sources() {
+                closing.spawn(async move { source.shutdown().await });
+            }
+            closing.join_all().await;
         }
-        closing.join_all().await;
     }
 
     /// Begins one iteration of the tool loop: before the first call to any
@@ -243,68 +265,8 @@ impl Host {
         self.invoker.invoke(call).await
     }
 
-    /// Runs one call of an intrinsic against a task's `workflow`, for the
-    /// acting participant `actor` (bound here, never read from the
-    /// arguments). The call goes through the invoker like any other; when
-    /// it succeeds, its command is applied to `workflow` and returned, and
-    /// when it is refused anywhere, `workflow` is left exactly as it was.
-    /// The outcome holds the result the model reads next turn.
-    pub async fn call_intrinsic(
-        &self,
-        call: &ToolCall,
-        workflow: &mut Workflow,
-        actor: Option<&str>,
-    ) -> IntrinsicOutcome {
-        self.call_intrinsic_as(call, None, workflow, actor).await
-    }
-
-    /// [`Host::call_intrinsic`] of a call a provider made under
-    /// `wire_name` (which the journal records).
-    pub(crate) async fn call_intrinsic_as(
-        &self,
-        call: &ToolCall,
-        wire_name: Option<&str>,
-        workflow: &mut Workflow,
-        actor: Option<&str>,
-    ) -> IntrinsicOutcome {
-        let (outcome, command) =
-            crate::intrinsic::bind(workflow, actor, self.invoke_as(call, wire_name)).await;
-        let Some(command) = command.filter(|_| !outcome.is_error()) else {
-            return IntrinsicOutcome {
-                outcome,
-                command: None,
-            };
-        };
-        match workflow.apply(&command) {
-            Ok(_) => IntrinsicOutcome {
-                outcome,
-                command: Some(command),
-            },
-            Err(error) => IntrinsicOutcome {
-                outcome: CallOutcome::new(
-                    outcome.call_id,
-                    outcome.tool,
-                    Err(crate::intrinsic::source::apply_error(&error)),
-                ),
-                command: None,
-            },
-        }
-    }
-
     /// Runs one validated call that a provider made under `wire_name`.
     pub async fn invoke_as(&self, call: &ToolCall, wire_name: Option<&str>) -> CallOutcome {
         self.invoker.invoke_as(call, wire_name).await
     }
-}
-
-/// What [`Host::call_intrinsic`] did: the call's outcome (the result the
-/// model reads next turn) and the command it applied, if any.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct IntrinsicOutcome {
-    /// The outcome, as for any call.
-    pub outcome: CallOutcome,
-    /// The command applied to the workflow: `None` for a read-only
-    /// intrinsic, a refused call, or a call of a tool that is not one.
-    pub command: Option<WorkflowCommand>,
 }

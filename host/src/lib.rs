@@ -55,6 +55,12 @@
 //! operator's tooling (`mcp add`, `install`, `import`, `doctor`, `login`)
 //! are the crate `tiny-harness-cli`, over this one.
 //!
+//! Cargo features, all on by default: `mcp` (MCP servers as sources of
+//! tools, the [`mcp`] module), `http` (outbound HTTP for plugins through
+//! `wasi:http`) and `intrinsics` (the [`intrinsic`] tools, the workflow
+//! and skills). Without one, a plugin that needs it is refused at load
+//! ([`HostError::Unsupported`], or a [`LoadError`] naming the feature).
+//!
 //! Everything from outside is untrusted and bounded: every size, count and
 //! cost a plugin, a schema, a model's arguments, a config or a path can
 //! impose has a limit ([`Limits`], [`RegistrationLimits`]), and each
@@ -74,19 +80,30 @@ pub use tiny_harness_core::render;
 pub use tiny_harness_core::schema;
 pub use tiny_harness_core::source;
 pub use tiny_harness_core::tool;
+pub(crate) use tiny_harness_core::watch;
+#[cfg(feature = "intrinsics")]
 pub use tiny_harness_intrinsic as intrinsic;
+#[cfg(feature = "mcp")]
 pub use tiny_harness_mcp as mcp;
 pub use tiny_harness_provider as provider;
 pub use tiny_harness_provider::wire;
 pub use tiny_harness_wasm as plugin;
 pub use tiny_harness_wasm::http;
 
-#[cfg(test)]
+#[cfg(all(
+    test,
+    not(all(feature = "mcp", feature = "http", feature = "intrinsics"))
+))]
+mod features_tests;
+#[cfg(all(test, feature = "mcp"))]
 mod launchers_tests;
 
 pub use config::{Config, ConfigError};
 pub use file::FileError;
-pub use host::{Host, HostBuilder, HostError, IntrinsicOutcome, Turn, TurnError};
+#[cfg(feature = "intrinsics")]
+pub use host::IntrinsicOutcome;
+pub use host::{Host, HostBuilder, HostError, Turn, TurnError};
+#[cfg(feature = "intrinsics")]
 pub use intrinsic::{
     IntrinsicError, IntrinsicSource, SkillLimits, Skills, Workflow, WorkflowCommand,
 };

@@ -13,7 +13,8 @@
 //! them), [`declaration`] (what a plugin declares about an MCP server, as
 //! plain data), [`pin`] (definition hashes, the lock file), [`render`]
 //! (untrusted blocks), [`invoke`] (the validating invoker and its
-//! `CallRecorder`), [`journal`] (one JSON line per call).
+//! `CallRecorder`), [`journal`] (one JSON line per call), [`watch`] (what
+//! a source's tools are pinned as, and how what it lists now differs).
 //!
 //! Embedders use these through the `tiny-harness-host` facade, which
 //! re-exports them at the same paths.
@@ -29,3 +30,4 @@ pub mod render;
 pub mod schema;
 pub mod source;
 pub mod tool;
+pub mod watch;

@@ -40,7 +40,7 @@ pub mod launcher;
 pub mod oauth;
 mod session;
 pub mod store;
-pub mod watch;
+pub use tiny_harness_core::watch;
 
 pub use child::{SHUTDOWN_GRACE, STDERR_TAIL_BYTES};
 pub use client::{MAX_LOG_MESSAGES, MAX_PROGRESS};

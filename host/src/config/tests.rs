@@ -340,6 +340,7 @@ fn the_config_names_the_skills_root() {
 }
 
 #[test]
+#[cfg(feature = "intrinsics")]
 fn the_config_sets_the_skill_caps_within_their_ceilings() {
     use crate::config::Config;
     use crate::intrinsic::skills::SkillLimits;

@@ -13,10 +13,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::config::Config;
-use crate::intrinsic::{IntrinsicSource, SkillLimits, Skills};
+#[cfg(feature = "intrinsics")]
+use crate::intrinsic::{SkillLimits, Skills};
 use crate::invoke::{CallRecorder, Invoker};
 use crate::plugin::{CompileCache, LoadError, PluginEngine, PluginSpec};
-use crate::registry::{LiveRegistry, RegistrationLimits, Registry, RegistryError};
+use crate::registry::{LiveRegistry, Registry, RegistryError};
 
 use super::lockfile::LockState;
 use super::{Host, HostError, HostState, Loaded};
@@ -50,8 +51,11 @@ pub struct HostBuilder {
     lock: LockChoice,
     locked: bool,
     recorders: Vec<Arc<dyn CallRecorder>>,
+    #[cfg(feature = "intrinsics")]
     intrinsics: bool,
+    #[cfg(feature = "intrinsics")]
     skills_root: Option<PathBuf>,
+    #[cfg(feature = "intrinsics")]
     skill_limits: Option<SkillLimits>,
 }
 
@@ -89,8 +93,11 @@ impl HostBuilder {
             lock: LockChoice::Config,
             locked: false,
             recorders: Vec::new(),
+            #[cfg(feature = "intrinsics")]
             intrinsics: false,
+            #[cfg(feature = "intrinsics")]
             skills_root: None,
+            #[cfg(feature = "intrinsics")]
             skill_limits: None,
         }
     }
@@ -158,6 +165,7 @@ impl HostBuilder {
         self
     }
 
+    #[cfg(feature = "intrinsics")]
     /// With `true`, registers the twelve intrinsic tools under their bare
     /// names, reading skills from the skills root (the config's `[skills]`
     /// or [`HostBuilder::skills_root`]; without one, the skill intrinsics
@@ -167,12 +175,14 @@ impl HostBuilder {
         self
     }
 
+    #[cfg(feature = "intrinsics")]
     /// Reads skills from `root` instead of the config's skills root.
     pub fn skills_root(mut self, root: impl Into<PathBuf>) -> Self {
         self.skills_root = Some(root.into());
         self
     }
 
+    #[cfg(feature = "intrinsics")]
     /// Reads skills within `limits` instead of the config's.
     pub fn skill_limits(mut self, limits: SkillLimits) -> Self {
         self.skill_limits = Some(limits);
@@ -212,6 +222,7 @@ impl HostBuilder {
         if self.locked && lock.is_none() {
             return Err(HostError::NoLock);
         }
+        #[cfg(feature = "intrinsics")]
         let intrinsics = match self.intrinsics {
             true => Some(self.skills(self.config.as_ref())?),
             false => None,
@@ -227,7 +238,9 @@ impl HostBuilder {
             lock: Mutex::new(lock),
             loaded: RwLock::new(Loaded::default()),
             loading: tokio::sync::Mutex::new(()),
+            #[cfg(feature = "mcp")]
             store: config_path.as_deref().map(crate::mcp::store::Store::beside),
+            #[cfg(feature = "mcp")]
             tokens: config_path
                 .as_deref()
                 .map(|path| Arc::new(crate::mcp::oauth::Tokens::beside(path))),
@@ -245,6 +258,7 @@ impl HostBuilder {
         for spec in plugins {
             host.load(spec).await?;
         }
+        #[cfg(feature = "intrinsics")]
         if let Some(intrinsics) = intrinsics {
             host.register_intrinsics(intrinsics)?;
         }
@@ -256,6 +270,7 @@ impl HostBuilder {
         Ok(host)
     }
 
+    #[cfg(feature = "intrinsics")]
     /// The skills the intrinsics read: the root set here, else the
     /// config's, opened now; with neither, none.
     fn skills(&self, config: Option<&Config>) -> Result<Skills, HostError> {
@@ -273,29 +288,6 @@ impl HostBuilder {
                 .with_limits(limits)),
             None => Ok(Skills::none()),
         }
-    }
-}
-
-impl Host {
-    /// Registers the twelve intrinsics under their bare names.
-    fn register_intrinsics(&self, skills: Skills) -> Result<usize, HostError> {
-        let mut count = 0;
-        self.live_registry()
-            .update(|current| {
-                let mut next = current.clone();
-                count = next.register_bare(
-                    crate::intrinsic::SOURCE_LABEL,
-                    IntrinsicSource::pending(),
-                    Arc::new(IntrinsicSource::new(skills)),
-                    &RegistrationLimits::default(),
-                )?;
-                Ok(next)
-            })
-            .map_err(|source| HostError::Registry {
-                plugin: crate::intrinsic::SOURCE_LABEL.to_owned(),
-                source,
-            })?;
-        Ok(count)
     }
 }
 

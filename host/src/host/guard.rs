@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
-use crate::mcp::watch::Watch;
 use crate::source::{CallFuture, CallLimits, ToolSource};
 use crate::tool::ToolDefinition;
+use crate::watch::Watch;
 
 /// A source whose tools are checked against pins, server by server.
 #[derive(Debug)]

@@ -11,17 +11,21 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, PoisonError};
 
-use crate::mcp::declaration::Declaration;
+#[cfg(feature = "mcp")]
 use crate::mcp::{McpSource, SourceLimits, State};
 use crate::plugin::{Limits, Plugin, PluginSpec};
 use crate::registry::{Registry, RegistryError};
-use crate::source::{CallLimits, PendingTool, ToolSource};
+use crate::source::PendingTool;
+#[cfg(feature = "mcp")]
+use crate::source::{CallLimits, ToolSource};
 use crate::tool::ToolDefinition;
+use tiny_harness_core::declaration::Declaration;
 
 use super::guard::Guarded;
 use super::{Host, HostError};
 
 /// How an MCP server got its tools at load.
+#[cfg(feature = "mcp")]
 enum Start {
     /// From the lock, without starting it.
     FromLock(Vec<ToolDefinition>),
@@ -30,7 +34,12 @@ enum Start {
 }
 
 /// An MCP server of the plugin being loaded, and how its start went.
+#[cfg(feature = "mcp")]
 type Started = (Arc<McpSource>, Result<Start, String>);
+/// Without the `mcp` feature no server starts (a plugin that declares one
+/// is refused).
+#[cfg(not(feature = "mcp"))]
+type Started = std::convert::Infallible;
 
 impl Host {
     /// Loads one more plugin into this host while it runs, and registers
@@ -80,12 +89,26 @@ impl Host {
             checked?;
         }
         let declarations = plugin.mcp_sources().to_vec();
+        #[cfg(not(feature = "mcp"))]
+        if let Some(first) = declarations.first() {
+            return Err(HostError::Unsupported {
+                plugin: name,
+                needs: format!("declares the MCP server {:?}", first.name),
+                feature: "mcp",
+            });
+        }
         let grants = plugin.grants().clone();
         let (servers, pending) = self.own_servers(&name, &declarations, tools)?;
         let guard = Arc::new(Guarded::new(Arc::new(plugin), servers));
+        #[cfg(feature = "mcp")]
         let started = self
             .start_servers(&name, declarations, &grants, limits)
             .await;
+        #[cfg(not(feature = "mcp"))]
+        let started: Vec<Started> = {
+            let _ = grants;
+            Vec::new()
+        };
 
         let mut count = 0;
         self.live_registry().update(|current| {
@@ -98,6 +121,7 @@ impl Host {
             .loaded
             .write()
             .unwrap_or_else(PoisonError::into_inner);
+        #[cfg(feature = "mcp")]
         for (mcp, _) in started {
             loaded
                 .mcp
@@ -159,6 +183,7 @@ impl Host {
         Ok((servers, pending))
     }
 
+    #[cfg(feature = "mcp")]
     /// The plugin's MCP servers, each a source of its own, started and
     /// listed concurrently (or, when the lock has them, registered from it
     /// and started on their first call), in declaration order.
@@ -223,14 +248,18 @@ impl Host {
         started: &[Started],
         limits: Limits,
     ) -> Result<(Registry, usize), HostError> {
+        #[cfg(not(feature = "mcp"))]
+        let _ = started;
         let registry_error = |source| HostError::Registry {
             plugin: name.to_owned(),
             source,
         };
         let mut next = current.clone();
+        #[allow(unused_mut)]
         let mut count = next
             .register(name, pending, guard.clone(), &limits.registration)
             .map_err(registry_error)?;
+        #[cfg(feature = "mcp")]
         for (mcp, start) in started {
             let server = mcp.server().to_owned();
             let pinned = match start {

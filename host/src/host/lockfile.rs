@@ -17,9 +17,9 @@
 
 use std::path::PathBuf;
 
-use crate::pin::{
-    Code, Lock, ServerPins, ToolPin, changed_fields, definition_hash, load_own_or_shared,
-};
+#[cfg(feature = "mcp")]
+use crate::pin::Code;
+use crate::pin::{Lock, ServerPins, ToolPin, changed_fields, definition_hash, load_own_or_shared};
 use crate::tool::ToolDefinition;
 
 use super::HostError;
@@ -181,12 +181,14 @@ impl LockState {
     }
 
     /// The installed code the lock records for `plugin/server`.
+    #[cfg(feature = "mcp")]
     pub fn code(&self, plugin: &str, server: &str) -> Option<Code> {
         self.lock.server(plugin, server)?.code.clone()
     }
 
     /// Records `code` as the installed code of `plugin/server` (never
     /// under `--locked`, which refuses instead).
+    #[cfg(feature = "mcp")]
     pub fn set_code(&mut self, plugin: &str, server: &str, code: Code) -> Result<(), HostError> {
         if self.locked {
             return Err(HostError::Locked {

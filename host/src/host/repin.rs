@@ -7,8 +7,10 @@
 
 use std::sync::Arc;
 
-use crate::mcp::{Drift, McpSource};
+#[cfg(feature = "mcp")]
+use crate::mcp::McpSource;
 use crate::source::PendingTool;
+use crate::watch::Drift;
 
 use super::guard::Guarded;
 use super::{Host, HostError};
@@ -16,6 +18,7 @@ use super::{Host, HostError};
 /// What runs a server's tools.
 enum ServerSource {
     Plugin(Arc<Guarded>),
+    #[cfg(feature = "mcp")]
     Mcp(Arc<McpSource>),
 }
 
@@ -34,6 +37,7 @@ impl Host {
     /// `filter` accepts): not installed, other code installed, or its
     /// installed files changed. Only servers that differ, as
     /// `<plugin>/<server>` with one line per difference, in name order.
+    #[cfg(feature = "mcp")]
     pub fn code_drift(&self, filter: Option<&str>) -> Vec<(String, Vec<String>)> {
         let Some(store) = &self.state.store else {
             return Vec::new();
@@ -92,14 +96,15 @@ impl Host {
                 Some((format!("{plugin}/{server}"), drift))
             })
         });
-        let servers = loaded
-            .mcp
-            .iter()
-            .map(|((plugin, server), mcp)| (format!("{plugin}/{server}"), mcp.drift()));
-        let mut out: Vec<(String, Drift)> = plugins
-            .chain(servers)
-            .filter(|(_, drift)| !drift.is_empty())
-            .collect();
+        #[cfg(feature = "mcp")]
+        let plugins = plugins.chain(
+            loaded
+                .mcp
+                .iter()
+                .map(|((plugin, server), mcp)| (format!("{plugin}/{server}"), mcp.drift())),
+        );
+        let mut out: Vec<(String, Drift)> =
+            plugins.filter(|(_, drift)| !drift.is_empty()).collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
     }
@@ -127,6 +132,7 @@ impl Host {
                 continue;
             }
             let drift = match source {
+                #[cfg(feature = "mcp")]
                 ServerSource::Mcp(mcp) => {
                     mcp.relist().await.map_err(|reason| HostError::Relist {
                         server: key.clone(),
@@ -161,6 +167,7 @@ impl Host {
         for (plugin, server, source) in self.servers(filter)? {
             let key = format!("{plugin}/{server}");
             let current = match &source {
+                #[cfg(feature = "mcp")]
                 ServerSource::Mcp(mcp) => {
                     mcp.relist().await.map_err(|reason| HostError::Relist {
                         server: key.clone(),
@@ -195,6 +202,7 @@ impl Host {
                     source,
                 })?;
             match &source {
+                #[cfg(feature = "mcp")]
                 ServerSource::Mcp(mcp) => mcp.pin(current.clone()),
                 ServerSource::Plugin(guard) => {
                     if let Some(watch) = guard.watch(&server)
@@ -229,6 +237,7 @@ impl Host {
                 ));
             }
         }
+        #[cfg(feature = "mcp")]
         for ((plugin, server), mcp) in &loaded.mcp {
             all.push((
                 plugin.clone(),

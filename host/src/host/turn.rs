@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+#[cfg(feature = "intrinsics")]
 use crate::intrinsic::{Workflow, WorkflowCommand};
 use crate::invoke::CallOutcome;
 use crate::provider::{DecodedCall, EncodedRequest, Provider, ProviderError};
@@ -44,6 +45,7 @@ pub struct Turn {
     pub results: Vec<Value>,
     /// The workflow commands applied, in the order they were applied (the
     /// response's order); empty without a workflow.
+    #[cfg(feature = "intrinsics")]
     pub commands: Vec<WorkflowCommand>,
 }
 
@@ -71,6 +73,14 @@ pub enum TurnError {
     },
 }
 
+/// The workflow a turn's intrinsics are applied to, and the acting
+/// participant, if the turn has one.
+#[cfg(feature = "intrinsics")]
+type Bound<'a> = Option<(&'a mut Workflow, Option<&'a str>)>;
+/// Without the intrinsics no turn has a workflow.
+#[cfg(not(feature = "intrinsics"))]
+type Bound<'a> = Option<(std::convert::Infallible, std::marker::PhantomData<&'a ()>)>;
+
 impl Host {
     /// The tools offered for `provider` in this iteration: every registered
     /// tool, encoded, with the request's wire-name codec. Send
@@ -91,6 +101,7 @@ impl Host {
         self.turn(request, response, None).await
     }
 
+    #[cfg(feature = "intrinsics")]
     /// [`Host::run_calls`], with the intrinsics among the calls applied to
     /// `workflow` for the acting participant `actor` (as
     /// [`Host::call_intrinsic`] applies one): one after another in the
@@ -110,7 +121,7 @@ impl Host {
         &self,
         request: &EncodedRequest,
         response: &Value,
-        mut bound: Option<(&mut Workflow, Option<&str>)>,
+        #[cfg_attr(not(feature = "intrinsics"), allow(unused_mut))] mut bound: Bound<'_>,
     ) -> Result<Turn, TurnError> {
         let calls = request.provider.decode_calls(&request.codec, response)?;
         if calls.len() > MAX_CALLS_PER_TURN {
@@ -141,7 +152,9 @@ impl Host {
             });
         }
         let mut outcomes: Vec<Option<CallOutcome>> = vec![None; calls.len()];
+        #[cfg(feature = "intrinsics")]
         let mut commands = Vec::new();
+        #[cfg(feature = "intrinsics")]
         if let Some((workflow, actor)) = bound.as_mut() {
             for (index, call, wire_name) in intrinsics {
                 let done = self
@@ -183,6 +196,7 @@ impl Host {
             calls,
             outcomes,
             results,
+            #[cfg(feature = "intrinsics")]
             commands,
         })
     }

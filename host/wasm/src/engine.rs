@@ -115,6 +115,7 @@ impl PluginEngine {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         // Outbound HTTP for every plugin, each request checked against the
         // calling plugin's net grants (none: every request refused).
+        #[cfg(feature = "http")]
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
 
         handles::limit_opens(&mut linker)?;

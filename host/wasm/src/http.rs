@@ -28,11 +28,13 @@
 
 pub mod address;
 pub mod resolve;
+#[cfg(feature = "http")]
 mod send;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "http")]
 use wasmtime_wasi_http::{RequestOptions, WasiBody, WasiHttpHooks};
 
 pub use address::Special;
@@ -82,6 +84,7 @@ impl Default for HttpLimits {
 
 /// What one plugin's requests may reach, and how they are resolved.
 #[derive(Debug)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub struct HttpPolicy {
     grants: Vec<NetGrant>,
     limits: HttpLimits,
@@ -157,6 +160,7 @@ pub enum HttpDenied {
 /// the call's deadline and how many requests it sent. The `wasi:http`
 /// hooks of every store.
 #[derive(Debug)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub struct OutboundHttp {
     policy: Option<Arc<HttpPolicy>>,
     deadline: Instant,
@@ -183,6 +187,7 @@ impl OutboundHttp {
     }
 }
 
+#[cfg(feature = "http")]
 type SendFuture = Box<
     dyn Future<
             Output = Result<
@@ -195,6 +200,7 @@ type SendFuture = Box<
         > + Send,
 >;
 
+#[cfg(feature = "http")]
 impl WasiHttpHooks for OutboundHttp {
     fn send_request(
         &mut self,
@@ -226,5 +232,5 @@ impl WasiHttpHooks for OutboundHttp {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "http"))]
 mod tests;

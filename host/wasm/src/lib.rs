@@ -154,7 +154,7 @@ impl Plugin {
         let instance_pre = engine
             .linker()
             .instantiate_pre(&component)
-            .map_err(|e| wrong_world(error_chain(&e)))?;
+            .map_err(|e| wrong_world(without_http(error_chain(&e))))?;
         let pre = PluginPre::new(instance_pre).map_err(|e| wrong_world(error_chain(&e)))?;
 
         let exec_context = std::sync::Arc::new(exec::ExecContext {
@@ -488,6 +488,18 @@ fn stderr_line(stderr: &str) -> String {
 
 /// The error and its causes on one line, without the WebAssembly backtrace
 /// wasmtime attaches (many lines of guest frames, of no use to a model).
+/// `reason` a component could not be linked for, saying why when it
+/// imports `wasi:http` from a host built without outbound HTTP.
+fn without_http(reason: String) -> String {
+    if cfg!(feature = "http") || !reason.contains("wasi:http") {
+        return reason;
+    }
+    format!(
+        "{reason} (it imports wasi:http, and this host was built without outbound HTTP: enable \
+         the http feature)"
+    )
+}
+
 fn error_chain(error: &wasmtime::Error) -> String {
     // wasmtime attaches the backtrace as context (see its `trap.rs`), so it
     // is a link of the chain whose text starts with this.

@@ -110,6 +110,7 @@ pub struct CallState {
     pub(crate) open_files: usize,
     /// What the call may run through `exec` (none while registering).
     pub(crate) exec: Option<super::exec::ExecAccess>,
+    #[cfg(feature = "http")]
     http_ctx: wasmtime_wasi_http::WasiHttpCtx,
     /// What the call may send through `wasi:http` (nothing while
     /// registering).
@@ -156,6 +157,7 @@ impl CallState {
             stderr,
             open_files: limits.open_files,
             exec: None,
+            #[cfg(feature = "http")]
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             http: crate::http::OutboundHttp::closed(),
         })
@@ -194,6 +196,7 @@ impl WasiView for CallState {
     }
 }
 
+#[cfg(feature = "http")]
 impl wasmtime_wasi_http::WasiHttpView for CallState {
     fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
         wasmtime_wasi_http::WasiHttpCtxView {

@@ -10,8 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use tiny_harness_core::pin::{changed_fields, definition_hash};
-use tiny_harness_core::tool::{Annotations, CallError, ToolDefinition};
+use crate::pin::{changed_fields, definition_hash};
+use crate::tool::{Annotations, CallError, ToolDefinition};
 
 /// One pinned definition.
 #[derive(Debug, Clone, PartialEq)]
