@@ -28,9 +28,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use tiny_harness_host::confine::{self, Policy, Stdio3};
-use tiny_harness_host::grant::ExecGrant;
 use tiny_harness_host::{Host, HostBuilder, PluginSpec, ToolCall};
+use tiny_harness_sandbox::confine::{self, Policy, Stdio3};
+use tiny_harness_sandbox::grant::ExecGrant;
 
 const TRUE: &str = "/bin/true";
 

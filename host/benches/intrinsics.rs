@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use tiny_harness_host::intrinsic::StepSpec;
 use tiny_harness_host::{HostBuilder, ToolCall, Workflow, WorkflowCommand};
+use tiny_harness_intrinsic::StepSpec;
 
 fn chain(n: usize) -> Workflow {
     let steps = (0..n)

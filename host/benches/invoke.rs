@@ -22,9 +22,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use tiny_harness_host::plugin::PluginEngine;
-use tiny_harness_host::plugin::bindings::PluginPre;
 use tiny_harness_host::{Host, HostBuilder, PluginSpec, ToolCall};
+use tiny_harness_wasm::PluginEngine;
+use tiny_harness_wasm::bindings::PluginPre;
 use wasmtime::Store;
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
@@ -112,7 +112,7 @@ fn invoke(c: &mut Criterion) {
         .expect("greet")
         .source
         .as_any()
-        .downcast_ref::<tiny_harness_host::Plugin>()
+        .downcast_ref::<tiny_harness_wasm::Plugin>()
         .expect("greet comes from a plugin");
     group.bench_function("plugin_call", |b| {
         b.to_async(&runtime).iter(|| async {

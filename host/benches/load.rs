@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use tiny_harness_host::{CompileCache, CompileOrigin, Plugin, PluginEngine, PluginSpec};
+use tiny_harness_host::{CompileCache, PluginEngine, PluginSpec};
+use tiny_harness_wasm::{CompileOrigin, Plugin};
 
 fn fs_spec() -> PluginSpec {
     PluginSpec::new(

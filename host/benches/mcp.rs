@@ -28,9 +28,9 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::json;
-use tiny_harness_host::grant::ExecGrant;
-use tiny_harness_host::mcp::State;
 use tiny_harness_host::{CompileCache, Host, HostBuilder, PluginEngine, PluginSpec, ToolCall};
+use tiny_harness_mcp::State;
+use tiny_harness_sandbox::grant::ExecGrant;
 
 #[path = "../../tests/all/common/npm.rs"]
 mod npm;

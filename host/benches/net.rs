@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use http_body_util::{BodyExt, Empty};
 use serde_json::json;
-use tiny_harness_host::grant::NetGrant;
 use tiny_harness_host::{Host, HostBuilder, PluginSpec, ToolCall};
+use tiny_harness_sandbox::grant::NetGrant;
 
 #[path = "../../tests/all/net/server.rs"]
 #[allow(dead_code)]

@@ -24,8 +24,8 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use tiny_harness_host::invoke::VALIDATION_BUDGET;
-use tiny_harness_host::schema::{
+use tiny_harness_core::invoke::VALIDATION_BUDGET;
+use tiny_harness_core::schema::{
     CompiledSchema, DEFAULT_SCHEMA_COST, ERROR_DETAIL_BUDGET, instance_units,
 };
 

@@ -13,7 +13,7 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use tiny_harness_host::wire::{WireCodec, WireRule};
+use tiny_harness_provider::wire::{WireCodec, WireRule};
 
 /// `n` registry names spread over plugins and servers as a large setup
 /// would have them; every twentieth is lossy under the strict rule.

@@ -71,13 +71,9 @@ use toml::Spanned;
 
 use grants::RawGrants;
 use limits::RawLimits;
-pub use limits::max;
 
 use crate::plugin::PluginSpec;
 use crate::registry::check_segment;
-
-/// The file name looked for when no `--config` is given.
-pub const DEFAULT_FILE: &str = "tiny-harness.toml";
 
 /// A checked host config.
 #[derive(Debug, Clone)]
@@ -140,6 +136,9 @@ struct RawPlugin {
 }
 
 impl Config {
+    /// The file name looked for when no `--config` is given.
+    pub const DEFAULT_FILE: &'static str = "tiny-harness.toml";
+
     /// Reads and checks the config at `path`.
     ///
     /// The path may name anything: only a regular file of at most

@@ -45,7 +45,7 @@ use lockfile::LockState;
 use crate::config::{Config, ConfigError};
 use crate::invoke::{CallOutcome, Invoker, ToolCall};
 #[cfg(feature = "mcp")]
-use crate::mcp::McpSource;
+use crate::mcp_runtime::McpSource;
 use crate::plugin::{LoadError, PluginEngine};
 use crate::registry::{LiveRegistry, RegistrationLimits, Registry, RegistryError};
 
@@ -124,10 +124,10 @@ struct HostState {
     loading: tokio::sync::Mutex<()>,
     /// Where `mcp install` put the servers of this config.
     #[cfg(feature = "mcp")]
-    store: Option<crate::mcp::store::Store>,
+    store: Option<crate::mcp_runtime::store::Store>,
     /// Where `mcp login` keeps the logins of this config's HTTP servers.
     #[cfg(feature = "mcp")]
-    tokens: Option<Arc<crate::mcp::oauth::Tokens>>,
+    tokens: Option<Arc<crate::mcp_runtime::oauth::Tokens>>,
 }
 
 /// What the plugins loaded so far brought, by plugin.

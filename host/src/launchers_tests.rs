@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::grant::{ArgPatterns, EnvNames, ExecGrant, Grants};
-use crate::mcp::launch::{Launch, Target};
-use crate::mcp::{Declaration, Stdio, Transport};
+use crate::mcp_runtime::launch::{Launch, Target};
+use crate::mcp_runtime::{Declaration, Stdio, Transport};
 use crate::plugin::bindings::tiny_harness::plugin::exec::{Command, ExecError};
 use crate::plugin::{ExecAccess, ExecContext, Limits};
 

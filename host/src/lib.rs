@@ -6,7 +6,8 @@
 //! every tool comes from a **plugin**, a WebAssembly component that runs
 //! sandboxed with exactly the grants its config gives it, or from an **MCP
 //! server** a plugin declares, which the host reaches under the same
-//! grants ([`mcp`]). Every definition is **pinned** ([`pin`]): a tool that
+//! grants ([`mcp`]). Every definition is **pinned** (in memory, and in a
+//! lock file beside the config): a tool that
 //! changes under the host refuses calls until it is reviewed.
 //!
 //! The path from a model's call to an effect is short and single:
@@ -19,46 +20,159 @@
 //!          -> ToolResult | CallError -> untrusted block (render)
 //! ```
 //!
+//! ## Where to start
+//!
+//! A handful of types carry everything: [`HostBuilder`] (what a host is
+//! to be; [`Host::from_config`] builds everything a [`Config`] says, as
+//! the `tiny-harness` command line does), [`Host`] (offer tools, run
+//! calls, pins), [`PluginSpec`] with its [`Grants`] and [`Limits`] (one
+//! plugin, when not from a config), [`ToolCall`] and [`CallOutcome`] (one
+//! call and how it ended), [`Provider`] and [`Turn`] (one model turn in a
+//! provider's format), and [`CallRecorder`] (what sees every call). The
+//! rest are the types their fields and methods name.
+//!
+//! ## The tool loop with a provider
+//!
+//! `examples/loop.rs` runs it whole against a recorded response (`cargo
+//! run -p tiny-harness-host --example loop`):
+//!
 //! ```no_run
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! use tiny_harness_host::{Config, Host, ToolCall};
-//! let config = Config::load("tiny-harness.toml".as_ref())?;
-//! let host = Host::from_config(&config).await?;
-//! let outcome = host
-//!     .invoke(&ToolCall {
-//!         id: "call_1".into(),
-//!         name: "fs/workspace.read_file".into(),
-//!         arguments: serde_json::json!({"path": "README.md"}),
-//!     })
-//!     .await;
-//! println!("{}", outcome.render());
+//! # async fn run(response: serde_json::Value) -> Result<(), Box<dyn std::error::Error>> {
+//! use tiny_harness_host::{Config, Host, Provider, Workflow};
+//! let host = Host::from_config(&Config::load("tiny-harness.toml".as_ref())?).await?;
+//! let mut workflow = Workflow::new();
+//! host.begin_iteration();
+//! let request = host.offer(Provider::Anthropic); // send request.tools to the model
+//! // ... and with the model's response:
+//! let turn = host.run_calls_in(&request, &response, &mut workflow, None).await?;
+//! // turn.results: the tool-result message(s) to append before asking again
 //! # Ok(()) }
 //! ```
 //!
-//! Modules, lowest layer first: [`tool`] (plain data), [`display`] and
-//! [`file`](mod@file) (text for terminals, files from outside), [`schema`],
-//! [`source`], [`registry`], [`grant`] (programs and network
-//! destinations), [`http`] (outbound HTTP under those grants), [`pin`]
-//! (definition hashes, the lock file), [`plugin`] (everything wasmtime),
-//! [`mcp`] (everything rmcp), [`render`],
-//! [`intrinsic`] (the twelve intrinsic tools, the workflow and skills),
-//! [`invoke`], [`journal`], [`wire`] (names providers accept), [`provider`]
-//! (each provider's tools, calls and results), [`config`], [`host`] (the
-//! facade). The lowest of them (`tool` to `registry`, `pin`,
-//! `render`, `invoke`, `journal`) are the crate `tiny-harness-core`,
-//! re-exported here at the same paths; `grant` and `confine` are the
-//! crate `tiny-harness-sandbox`, `intrinsic` the crate
-//! `tiny-harness-intrinsic`, `provider` with `wire` the crate
-//! `tiny-harness-provider`, `plugin` with `http` the crate
-//! `tiny-harness-wasm`, and the MCP runtime under `mcp` the crate
-//! `tiny-harness-mcp`, likewise. The `tiny-harness` binary and the
-//! operator's tooling (`mcp add`, `install`, `import`, `doctor`, `login`)
-//! are the crate `tiny-harness-cli`, over this one.
+//! ## A test that runs a plugin
+//!
+//! The same path a model's call takes (validation, limits, rendering),
+//! with a bundled plugin granted a temporary directory:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use tiny_harness_host::{DirGrant, DirMode, HostBuilder, PluginSpec, ToolCall};
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(dir.path().join("note.txt"), "hello")?;
+//! let mut fs = PluginSpec::new("fs", "builtin:fs");
+//! fs.grants.dirs.push(DirGrant {
+//!     host: dir.path().to_owned(),
+//!     guest: "/workspace".into(),
+//!     mode: DirMode::ReadOnly,
+//! });
+//! let host = HostBuilder::new().plugin(fs).build().await?;
+//! let call = |name: &str, arguments| ToolCall {
+//!     id: "1".into(),
+//!     name: name.into(),
+//!     arguments,
+//! };
+//! let read = host
+//!     .invoke(&call("fs/workspace.read_file", serde_json::json!({"path": "note.txt"})))
+//!     .await;
+//! assert!(read.render().contains("hello"));
+//! // Refused before the plugin runs: the path argument is missing.
+//! let bad = host.invoke(&call("fs/workspace.read_file", serde_json::json!({}))).await;
+//! assert_eq!(bad.result.unwrap_err().code(), "invalid_arguments");
+//! # Ok(()) }
+//! ```
+//!
+//! ## Two hosts sharing one engine, with different grants
+//!
+//! Compiled code, the instance pool and the epoch ticker are shared; each
+//! host keeps its own plugins, grants and registry:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use tiny_harness_host::{DirGrant, DirMode, HostBuilder, PluginSpec, ToolCall};
+//! let fs_over = |dir: &std::path::Path, mode| {
+//!     let mut spec = PluginSpec::new("fs", "builtin:fs");
+//!     spec.grants.dirs.push(DirGrant {
+//!         host: dir.to_owned(),
+//!         guest: "/workspace".into(),
+//!         mode,
+//!     });
+//!     spec
+//! };
+//! let (a, b) = (tempfile::tempdir()?, tempfile::tempdir()?);
+//! let reader = HostBuilder::new()
+//!     .plugin(fs_over(a.path(), DirMode::ReadOnly))
+//!     .build()
+//!     .await?;
+//! let writer = HostBuilder::new()
+//!     .engine(reader.engine().clone())
+//!     .plugin(fs_over(b.path(), DirMode::ReadWrite))
+//!     .build()
+//!     .await?;
+//! let write = ToolCall {
+//!     id: "1".into(),
+//!     name: "fs/workspace.write_file".into(),
+//!     arguments: serde_json::json!({"path": "out.txt", "content": "x"}),
+//! };
+//! assert_eq!(reader.invoke(&write).await.result.unwrap_err().code(), "denied");
+//! assert!(!writer.invoke(&write).await.is_error());
+//! assert!(b.path().join("out.txt").exists() && !a.path().join("out.txt").exists());
+//! # Ok(()) }
+//! ```
+//!
+//! ## A custom call recorder
+//!
+//! Every call the host makes, as it ends (a [`Journal`] is one):
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::{Arc, Mutex};
+//! use tiny_harness_host::{CallOutcome, CallRecorder, HostBuilder, SchemaHash, ToolCall};
+//!
+//! #[derive(Debug, Default)]
+//! struct Outcomes(Mutex<Vec<String>>);
+//!
+//! impl CallRecorder for Outcomes {
+//!     fn record(&self, _: &ToolCall, outcome: &CallOutcome, _: Option<&SchemaHash>, _: Option<&str>) {
+//!         let code = match &outcome.result {
+//!             Ok(_) => "ok",
+//!             Err(error) => error.code(),
+//!         };
+//!         self.0.lock().unwrap().push(format!("{} {code}", outcome.tool));
+//!     }
+//! }
+//!
+//! let outcomes = Arc::new(Outcomes::default());
+//! let host = HostBuilder::new().recorder(outcomes.clone()).build().await?;
+//! let call = ToolCall {
+//!     id: "1".into(),
+//!     name: "nobody/x.y".into(),
+//!     arguments: serde_json::json!({}),
+//! };
+//! host.invoke(&call).await;
+//! assert_eq!(*outcomes.0.lock().unwrap(), ["nobody/x.y unknown_tool"]);
+//! # Ok(()) }
+//! ```
+//!
+//! ## The crates below
+//!
+//! This facade is what an embedder depends on. Below it, each a crate of
+//! its own: `tiny-harness-core` (tool data, schemas, the registry, pins
+//! and the lock, rendering, the invoker, the journal), `tiny-harness-sandbox`
+//! (grants, the kernel's confinement of programs), `tiny-harness-wasm`
+//! (the plugin host under wasmtime, its outbound HTTP),
+//! `tiny-harness-mcp` (the MCP runtime), `tiny-harness-intrinsic` (the
+//! twelve intrinsic tools, the workflow, skills) and
+//! `tiny-harness-provider` (the providers' formats, the wire-name codec).
+//! The `tiny-harness` binary and the operator's tooling (`mcp add`,
+//! `install`, `import`, `doctor`, `login`) are `tiny-harness-cli`.
 //!
 //! Cargo features, all on by default: `mcp` (MCP servers as sources of
 //! tools, the [`mcp`] module), `http` (outbound HTTP for plugins through
-//! `wasi:http`) and `intrinsics` (the [`intrinsic`] tools, the workflow
-//! and skills). Without one, a plugin that needs it is refused at load
+//! `wasi:http`) and `intrinsics` ([`Workflow`], the intrinsic tools and
+//! skills). Without one, a plugin that needs it is refused at load
 //! ([`HostError::Unsupported`], or a [`LoadError`] naming the feature).
 //!
 //! Everything from outside is untrusted and bounded: every size, count and
@@ -66,55 +180,63 @@
 //! impose has a limit ([`Limits`], [`RegistrationLimits`]), and each
 //! refusal is a typed error on one line. `docs/security.md` lists them.
 
-pub mod config;
-pub use tiny_harness_core::display;
-pub use tiny_harness_core::file;
-pub use tiny_harness_sandbox::confine;
-pub use tiny_harness_sandbox::grant;
-pub mod host;
-pub use tiny_harness_core::invoke;
-pub use tiny_harness_core::journal;
-pub use tiny_harness_core::pin;
-pub use tiny_harness_core::registry;
-pub use tiny_harness_core::render;
-pub use tiny_harness_core::schema;
-pub use tiny_harness_core::source;
-pub use tiny_harness_core::tool;
-pub(crate) use tiny_harness_core::watch;
-#[cfg(feature = "intrinsics")]
-pub use tiny_harness_intrinsic as intrinsic;
-#[cfg(feature = "mcp")]
-pub use tiny_harness_mcp as mcp;
-pub use tiny_harness_provider as provider;
-pub use tiny_harness_provider::wire;
-pub use tiny_harness_wasm as plugin;
-pub use tiny_harness_wasm::http;
-
+mod config;
 #[cfg(all(
     test,
     not(all(feature = "mcp", feature = "http", feature = "intrinsics"))
 ))]
 mod features_tests;
+mod host;
 #[cfg(all(test, feature = "mcp"))]
 mod launchers_tests;
 
+// The layers below, by the names the facade's own code uses.
+use tiny_harness_core::{file, invoke, pin, registry, source, tool, watch};
+#[cfg(feature = "intrinsics")]
+use tiny_harness_intrinsic as intrinsic;
+#[cfg(feature = "mcp")]
+use tiny_harness_mcp as mcp_runtime;
+use tiny_harness_provider as provider;
+use tiny_harness_sandbox::{confine, grant};
+use tiny_harness_wasm as plugin;
+
+// Building a host.
 pub use config::{Config, ConfigError};
-pub use file::FileError;
+pub use host::{Host, HostBuilder, HostError};
+pub use tiny_harness_sandbox::confine::{Mode as Confinement, Rlimits as ProgramLimits};
+pub use tiny_harness_sandbox::grant::{ExecGrant, NetGrant};
+pub use tiny_harness_wasm::http::HttpLimits;
+pub use tiny_harness_wasm::{
+    CompileCache, DirGrant, DirMode, Grants, Limits, LoadError, PluginEngine, PluginSpec,
+};
+
+// Calls and what they return.
+pub use tiny_harness_core::invoke::{CallOutcome, CallRecorder, Invoker, ToolCall};
+pub use tiny_harness_core::journal::Journal;
+pub use tiny_harness_core::registry::{
+    LiveRegistry, RegisteredTool, RegistrationLimits, Registry, RegistryError, ToolName,
+};
+pub use tiny_harness_core::schema::SchemaHash;
+pub use tiny_harness_core::source::{CallLimits, PendingTool, ToolSource};
+pub use tiny_harness_core::tool::{
+    Annotations, CallError, ContentPart, ToolDefinition, ToolResult,
+};
+pub use tiny_harness_core::watch::{Change, Drift};
+
+// The tool loop with a provider.
+pub use host::{MAX_CALLS_PER_TURN, MAX_CONCURRENT_CALLS, Turn, TurnError};
+pub use tiny_harness_provider::wire::{UnknownWireName, WireCodec};
+pub use tiny_harness_provider::{DecodedCall, EncodedRequest, Provider, ProviderError, ToolReply};
+
+// The intrinsics.
 #[cfg(feature = "intrinsics")]
 pub use host::IntrinsicOutcome;
-pub use host::{Host, HostBuilder, HostError, Turn, TurnError};
 #[cfg(feature = "intrinsics")]
-pub use intrinsic::{
-    IntrinsicError, IntrinsicSource, SkillLimits, Skills, Workflow, WorkflowCommand,
-};
-pub use invoke::{CallOutcome, CallRecorder, Invoker, ToolCall};
-pub use journal::Journal;
-pub use plugin::{
-    CompileCache, CompileOrigin, DirGrant, DirMode, Grants, Limits, LoadError, Plugin,
-    PluginEngine, PluginSpec,
-};
-pub use provider::{DecodedCall, EncodedRequest, Provider, ToolReply};
-pub use registry::{LiveRegistry, RegistrationLimits, Registry, RegistryError, ToolName};
-pub use source::{CallLimits, PendingTool, ToolSource};
-pub use tool::{Annotations, CallError, ContentPart, ToolDefinition, ToolResult};
-pub use wire::{UnknownWireName, WireCodec, WireRule};
+pub use tiny_harness_intrinsic::{IntrinsicError, SkillLimits, Workflow, WorkflowCommand};
+
+/// The MCP servers a host's plugins declared, as [`Host::mcp_sources`]
+/// shows them (the `mcp` feature).
+#[cfg(feature = "mcp")]
+pub mod mcp {
+    pub use tiny_harness_mcp::{McpSource, State, Status};
+}

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use tiny_harness_host::invoke::CallRecorder;
-use tiny_harness_host::registry::RegistryError;
-use tiny_harness_host::schema::SchemaHash;
+use tiny_harness_core::invoke::CallRecorder;
+use tiny_harness_core::registry::RegistryError;
+use tiny_harness_core::schema::SchemaHash;
 use tiny_harness_host::{
     CallOutcome, CompileCache, Config, Host, HostBuilder, HostError, ToolCall, Workflow,
 };

@@ -4,7 +4,8 @@
 //! The rule: the core depends on none of ours; the sandbox, the
 //! intrinsics and the providers on the core; the plugin host (wasm) and
 //! the MCP runtime on the core and the sandbox, never on each other; the
-//! facade on those; the command line on the facade. No crate but the
+//! facade on those; the command line on the facade and the crates below
+//! it (nothing depends on the command line). No crate but the
 //! command line builds `clap`, `anyhow` or `toml_edit` as a dependency of
 //! its own.
 
@@ -40,7 +41,19 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "tiny-harness-mcp",
         ],
     ),
-    ("tiny-harness-cli", &["tiny-harness-host"]),
+    // The operator's tooling works on the layers below the facade too.
+    (
+        "tiny-harness-cli",
+        &[
+            "tiny-harness-host",
+            "tiny-harness-core",
+            "tiny-harness-sandbox",
+            "tiny-harness-intrinsic",
+            "tiny-harness-provider",
+            "tiny-harness-wasm",
+            "tiny-harness-mcp",
+        ],
+    ),
 ];
 
 /// Dependencies only the command line may name.

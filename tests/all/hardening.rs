@@ -7,11 +7,11 @@
 use std::time::Duration;
 
 use serde_json::json;
-use tiny_harness_host::registry::RegistrationLimit;
+use tiny_harness_core::registry::RegistrationLimit;
 use tiny_harness_host::{
-    CallError, DirGrant, DirMode, HostBuilder, HostError, LoadError, Plugin, PluginSpec,
-    RegistryError,
+    CallError, DirGrant, DirMode, HostBuilder, HostError, LoadError, PluginSpec, RegistryError,
 };
+use tiny_harness_wasm::Plugin;
 
 use crate::common::{call, error_code, host, hostile, json_of, result_of, text_of};
 

@@ -12,8 +12,8 @@ use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use tiny_harness_host::mcp::State;
 use tiny_harness_host::{Host, HostBuilder};
+use tiny_harness_mcp::State;
 
 use crate::common::mcp::marker;
 use crate::common::{call, error_code, hostile, py, text_of};
@@ -184,13 +184,13 @@ async fn a_program_the_shell_plugin_runs_is_held_the_same() {
 #[tokio::test]
 async fn a_plugin_cannot_widen_an_exec_grant_through_the_environment() {
     let mut spec = hostile("normal");
-    let grant = tiny_harness_host::grant::ExecGrant::resolve(
+    let grant = tiny_harness_sandbox::grant::ExecGrant::resolve(
         "git",
         Path::new("."),
         std::env::var_os("PATH").as_deref(),
     )
     .unwrap()
-    .with_args(tiny_harness_host::grant::ArgPatterns::new(&["status".to_owned()]).unwrap());
+    .with_args(tiny_harness_sandbox::grant::ArgPatterns::new(&["status".to_owned()]).unwrap());
     spec.grants.exec.push(grant.clone());
     let host = crate::common::host(vec![spec]).await;
     // git would run core.fsmonitor's command through the shell.
@@ -215,7 +215,7 @@ async fn a_plugin_cannot_widen_an_exec_grant_through_the_environment() {
 
     // Listed names may be set; the loader's never, whatever is listed.
     let mut spec = hostile("normal");
-    let names = tiny_harness_host::grant::EnvNames::new(&["*".to_owned()]).unwrap();
+    let names = tiny_harness_sandbox::grant::EnvNames::new(&["*".to_owned()]).unwrap();
     spec.grants.exec.push(grant.with_env(names));
     let host = crate::common::host(vec![spec]).await;
     let outcome = call(
@@ -247,7 +247,7 @@ async fn a_server_declaration_may_set_only_what_its_program_is_granted() {
     let mut spec = server(&[("NODE_OPTIONS", "--require /tmp/evil.js")], &marker);
     let granted = spec.grants.exec.remove(0);
     // Only the test's marker is listed.
-    let names = tiny_harness_host::grant::EnvNames::new(&["TINY_HARNESS_TEST_*".to_owned()]);
+    let names = tiny_harness_sandbox::grant::EnvNames::new(&["TINY_HARNESS_TEST_*".to_owned()]);
     spec.grants.exec.push(granted.with_env(names.unwrap()));
     let host = py::host_of(spec).await;
     let State::Failed(why) = py::status(&host, "h").state else {

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tiny_harness_host::mcp::State;
 use tiny_harness_host::{ContentPart, Host};
+use tiny_harness_mcp::State;
 
 use crate::common::mcp::marker;
 use crate::common::{call, error_code, py, result_of};

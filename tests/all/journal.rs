@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use sha2::{Digest, Sha256};
-use tiny_harness_host::schema::SchemaHash;
+use tiny_harness_core::schema::SchemaHash;
 use tiny_harness_host::{HostBuilder, Journal, ToolCall};
 
 use crate::common::hostile;

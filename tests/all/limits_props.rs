@@ -5,9 +5,9 @@
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use tiny_harness_host::plugin::{CompileCache, PluginEngine};
-use tiny_harness_host::tool::PART_FRAMING_BYTES;
+use tiny_harness_core::tool::PART_FRAMING_BYTES;
 use tiny_harness_host::{HostBuilder, ToolCall};
+use tiny_harness_wasm::{CompileCache, PluginEngine};
 
 use crate::common::hostile;
 use crate::hardening::assert_one_clean_line;

@@ -89,7 +89,7 @@ async fn a_component_of_another_world_is_refused() {
 #[tokio::test]
 async fn a_sha256_pin_must_match() {
     let wasm = plugin_wasm("hostile");
-    let actual = tiny_harness_host::plugin::file_sha256(&wasm).unwrap();
+    let actual = tiny_harness_wasm::file_sha256(&wasm).unwrap();
 
     let mut pinned = spec_at(wasm.clone());
     pinned.sha256 = Some(actual.clone());

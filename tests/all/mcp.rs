@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use serde_json::json;
-use tiny_harness_host::mcp::{State, Status};
 use tiny_harness_host::{Host, HostBuilder, PluginSpec};
+use tiny_harness_mcp::{State, Status};
 
 use crate::common::mcp::{
     HttpServer, everything_js, everything_stdio, exec, gone, marker, mcp_plugin, net, pids_with,
@@ -160,7 +160,7 @@ async fn the_environment_holds_only_the_baseline_and_what_is_declared() {
         "{names:?}"
     );
     names.retain(|v| !v.starts_with("FROM_HOST=") && !v.starts_with("TINY_HARNESS_TEST_MARKER="));
-    let allowed = tiny_harness_host::mcp::BASELINE_ENV;
+    let allowed = tiny_harness_mcp::BASELINE_ENV;
     for var in &names {
         let name = var.split('=').next().unwrap();
         assert!(
@@ -472,7 +472,7 @@ async fn a_stdio_server_runs_confined_to_the_plugins_grants() {
     // the assertion above can fail.
     let mut spec = mcp_plugin(json!({ "reader": reader(&marker("unconfined")) }));
     spec.grants.exec.push(exec("sh"));
-    spec.grants.confinement = tiny_harness_host::confine::Mode::None;
+    spec.grants.confinement = tiny_harness_sandbox::confine::Mode::None;
     let host = host_of(spec).await;
     let State::Failed(why) = status(&host, "reader").state else {
         panic!("not an MCP server")

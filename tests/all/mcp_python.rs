@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tiny_harness_host::ContentPart;
-use tiny_harness_host::mcp::{McpSource, State};
 use tiny_harness_host::{CallOutcome, Host};
+use tiny_harness_mcp::{McpSource, State};
 
 use crate::common::mcp::{marker, mcp_plugin, net, pids_with};
 use crate::common::py::{
@@ -157,9 +157,9 @@ async fn an_idempotent_call_is_attempted_at_most_three_times() {
     assert_eq!(error_code(&outcome), "unavailable");
     assert_eq!(
         lines(&calls),
-        ["read_slowly"; tiny_harness_host::mcp::MAX_ATTEMPTS as usize],
+        ["read_slowly"; tiny_harness_mcp::MAX_ATTEMPTS as usize],
         "every attempt reached a server, and no more than {}",
-        tiny_harness_host::mcp::MAX_ATTEMPTS
+        tiny_harness_mcp::MAX_ATTEMPTS
     );
     finish(host, &marker).await;
 }

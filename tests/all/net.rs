@@ -16,9 +16,9 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tiny_harness_host::grant::NetGrant;
-use tiny_harness_host::http::{StaticResolver, SystemResolver};
 use tiny_harness_host::{CallOutcome, Host, PluginSpec};
+use tiny_harness_sandbox::grant::NetGrant;
+use tiny_harness_wasm::http::{StaticResolver, SystemResolver};
 
 use crate::common::{call, error_code, host, json_of, result_of, spec};
 use server::Server;

@@ -2,7 +2,7 @@
 //! a property test over hostile content, and the hostile plugin's forgery.
 
 use proptest::prelude::*;
-use tiny_harness_host::render::{PREAMBLE, render_error, render_result};
+use tiny_harness_core::render::{PREAMBLE, render_error, render_result};
 use tiny_harness_host::{ContentPart, ToolResult};
 
 use crate::common::{call, host, hostile};

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tiny_harness_host::mcp::State;
 use tiny_harness_host::{CallError, Host, HostBuilder, HostError};
+use tiny_harness_mcp::State;
 
 use crate::common::mcp::marker;
 use crate::common::py;

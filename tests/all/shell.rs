@@ -17,8 +17,8 @@ mod limits;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use tiny_harness_host::grant::ExecGrant;
 use tiny_harness_host::{CallOutcome, DirGrant, DirMode, Host, PluginSpec};
+use tiny_harness_sandbox::grant::ExecGrant;
 
 use crate::common::{call, error_code, host, json_of, result_of, spec, text_of};
 
@@ -196,7 +196,7 @@ async fn arguments_outside_the_grants_patterns_are_denied_naming_the_argument() 
     let patterns = ["%s", "[a-z]+"].map(String::from);
     spec.grants.exec.push(
         grant("/usr/bin/printf")
-            .with_args(tiny_harness_host::grant::ArgPatterns::new(&patterns).unwrap()),
+            .with_args(tiny_harness_sandbox::grant::ArgPatterns::new(&patterns).unwrap()),
     );
     let host = host(vec![spec]).await;
     let printf = |args: Value| json!({"program": "/usr/bin/printf", "args": args});

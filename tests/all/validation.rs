@@ -224,7 +224,7 @@ async fn results_are_checked_against_the_output_schema() {
 async fn results_over_the_size_limit_are_refused_whole() {
     let mut spec = hostile("normal");
     // The limit counts each part's framing too: room for one 64 KiB part.
-    let limit = (64 << 10) + tiny_harness_host::tool::PART_FRAMING_BYTES;
+    let limit = (64 << 10) + tiny_harness_core::tool::PART_FRAMING_BYTES;
     spec.limits.result_bytes = limit;
     let host = host(vec![spec]).await;
     let big = |kib: u32, fail: bool| {

@@ -25,7 +25,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use tiny_harness_host::{Host, HostBuilder, ToolCall, config::Config};
+use tiny_harness_host::{Config, Host, HostBuilder, ToolCall};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -194,7 +194,7 @@ fn bench(c: &mut Criterion) {
     // What the session client does when its header no longer holds (at
     // most once a recheck of the token file): look the token up in the
     // file (the cached contents, a stat when the recheck is due, a copy).
-    let tokens = tiny_harness_host::mcp::oauth::Tokens::beside(&login);
+    let tokens = tiny_harness_mcp::oauth::Tokens::beside(&login);
     group.bench_function("token_lookup", |b| {
         b.iter(|| {
             let found = tokens

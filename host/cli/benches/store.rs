@@ -19,7 +19,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use tiny_harness_host::mcp::store::Store;
+use tiny_harness_mcp::store::Store;
 
 const PACKAGE: &str = "@modelcontextprotocol/server-everything@2026.8.31";
 

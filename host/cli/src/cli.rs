@@ -7,7 +7,7 @@
 //! killed first).
 //!
 //! Text a plugin chose (descriptions, error messages, a rendered result)
-//! reaches the terminal only through [`tiny_harness_host::display`], with
+//! reaches the terminal only through [`tiny_harness_core::display`], with
 //! its control and bidi characters escaped; `--json` output carries it
 //! exactly, as JSON.
 //! The process exits as soon as its output is written, even if a plugin
@@ -29,7 +29,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use args::{Cli, Command, McpAction, PinsAction, WorkflowAction};
 use clap::Parser as _;
-use tiny_harness_host::display::{block, one_line};
+use tiny_harness_core::display::{block, one_line};
 use tiny_harness_host::{Config, Host, HostBuilder, Journal, ToolCall};
 
 /// Exit code for a usage or config error.
@@ -248,7 +248,7 @@ fn warn_failed_sources(host: &Host, only: Option<Option<&(String, String)>>) {
         {
             continue;
         }
-        if let tiny_harness_host::mcp::State::Failed(why) = source.status().state {
+        if let tiny_harness_mcp::State::Failed(why) = source.status().state {
             eprintln!(
                 "tiny-harness: warning: plugin {}: mcp server {}: {}",
                 one_line(&plugin),
@@ -274,11 +274,11 @@ async fn command(
             ..
         } => {
             let gemini = if gemini_subset {
-                tiny_harness_host::provider::GeminiSchema::Subset(
-                    tiny_harness_host::provider::SchemaLimits::DEFAULT,
+                tiny_harness_provider::GeminiSchema::Subset(
+                    tiny_harness_provider::SchemaLimits::DEFAULT,
                 )
             } else {
-                tiny_harness_host::provider::GeminiSchema::JsonSchema
+                tiny_harness_provider::GeminiSchema::JsonSchema
             };
             tools::print_wire_tools(&host, provider, gemini, json)?;
             Ok(ExitCode::SUCCESS)
@@ -365,7 +365,7 @@ async fn command(
                 outcome = host.invoke(&call).await;
             }
             if json {
-                emit(&tiny_harness_host::display::json_pretty(
+                emit(&tiny_harness_core::display::json_pretty(
                     &outcome.to_json(),
                 )?)?;
             } else {

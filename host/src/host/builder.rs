@@ -239,11 +239,13 @@ impl HostBuilder {
             loaded: RwLock::new(Loaded::default()),
             loading: tokio::sync::Mutex::new(()),
             #[cfg(feature = "mcp")]
-            store: config_path.as_deref().map(crate::mcp::store::Store::beside),
+            store: config_path
+                .as_deref()
+                .map(crate::mcp_runtime::store::Store::beside),
             #[cfg(feature = "mcp")]
             tokens: config_path
                 .as_deref()
-                .map(|path| Arc::new(crate::mcp::oauth::Tokens::beside(path))),
+                .map(|path| Arc::new(crate::mcp_runtime::oauth::Tokens::beside(path))),
         };
         let mut invoker = Invoker::new(Arc::new(LiveRegistry::new(Registry::new())));
         match self.recorders.len() {
@@ -305,7 +307,7 @@ impl CallRecorder for Recorders {
         &self,
         call: &crate::invoke::ToolCall,
         outcome: &crate::invoke::CallOutcome,
-        definition: Option<&crate::schema::SchemaHash>,
+        definition: Option<&crate::SchemaHash>,
         wire_name: Option<&str>,
     ) {
         for recorder in &self.0 {

@@ -16,10 +16,10 @@
 use std::ffi::OsStr;
 
 use crate::grant::Grants;
-use crate::mcp::declaration::{Declaration, Transport};
-use crate::mcp::launch::{Launch, LaunchError, Target};
-use crate::mcp::launcher;
-use crate::mcp::store::{Installed, StartCheck};
+use crate::mcp_runtime::declaration::{Declaration, Transport};
+use crate::mcp_runtime::launch::{Launch, LaunchError, Target};
+use crate::mcp_runtime::launcher;
+use crate::mcp_runtime::store::{Installed, StartCheck};
 
 use super::HostState;
 
@@ -87,7 +87,7 @@ impl HostState {
     pub(super) fn with_login(&self, plugin: &str, mut launch: Launch) -> Launch {
         if let (Some(tokens), Target::Http(endpoint)) = (&self.tokens, &mut launch.target) {
             let key = format!("{plugin}/{}", launch.server);
-            endpoint.login = Some(crate::mcp::oauth::Slot::new(
+            endpoint.login = Some(crate::mcp_runtime::oauth::Slot::new(
                 tokens.clone(),
                 &key,
                 &endpoint.url,

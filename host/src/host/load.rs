@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, PoisonError};
 
 #[cfg(feature = "mcp")]
-use crate::mcp::{McpSource, SourceLimits, State};
+use crate::mcp_runtime::{McpSource, SourceLimits, State};
 use crate::plugin::{Limits, Plugin, PluginSpec};
 use crate::registry::{Registry, RegistryError};
 use crate::source::PendingTool;

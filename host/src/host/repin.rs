@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 #[cfg(feature = "mcp")]
-use crate::mcp::McpSource;
+use crate::mcp_runtime::McpSource;
 use crate::source::PendingTool;
 use crate::watch::Drift;
 

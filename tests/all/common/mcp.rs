@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use tiny_harness_host::PluginSpec;
-use tiny_harness_host::grant::{ExecGrant, NetGrant};
+use tiny_harness_sandbox::grant::{ExecGrant, NetGrant};
 
 pub use super::npm::{everything_js, servers_dir};
 pub use super::procs::{marker, pids_with};
@@ -24,8 +24,8 @@ pub fn exec(program: &str) -> ExecGrant {
 }
 
 /// A grant's `env = ["*"]`: any variable but the loader's.
-pub fn any_env() -> tiny_harness_host::grant::EnvNames {
-    tiny_harness_host::grant::EnvNames::new(&["*".to_owned()]).expect("a pattern")
+pub fn any_env() -> tiny_harness_sandbox::grant::EnvNames {
+    tiny_harness_sandbox::grant::EnvNames::new(&["*".to_owned()]).expect("a pattern")
 }
 
 /// A net grant.

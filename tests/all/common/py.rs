@@ -9,8 +9,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tiny_harness_host::mcp::{McpSource, Status};
 use tiny_harness_host::{CallOutcome, Host, HostBuilder, PluginSpec};
+use tiny_harness_mcp::{McpSource, Status};
 
 use super::mcp::{exec, gone, mcp_plugin, servers_dir};
 

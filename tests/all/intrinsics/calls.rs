@@ -2,8 +2,8 @@
 //! the result the model reads, its refusals, and replay.
 
 use serde_json::json;
-use tiny_harness_host::intrinsic::Role;
 use tiny_harness_host::{Workflow, WorkflowCommand};
+use tiny_harness_intrinsic::Role;
 
 use super::{call, code, data, host};
 

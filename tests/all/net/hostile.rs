@@ -106,7 +106,7 @@ async fn loopback_as_a_decimal_number() {
     // The plugin's URL parser already reads these as 127.0.0.1, and the
     // host refuses that address; a plugin that passes the authority as it
     // is written gets `non-standard form` from the host instead (see the
-    // unit tests of `tiny_harness_host::http`). Either way, not one
+    // unit tests of `tiny_harness_wasm::http`). Either way, not one
     // reaches the server listening there.
     for host in ["2130706433", "0x7f000001", "127.1", "0177.0.0.1"] {
         refused(
@@ -175,7 +175,7 @@ async fn a_raw_tcp_socket_even_with_a_net_grant() {
     let addr = listener.local_addr().unwrap();
     let mut chaos = hostile("normal");
     chaos.grants.net =
-        vec![tiny_harness_host::grant::NetGrant::parse(&format!("http://{addr}")).unwrap()];
+        vec![tiny_harness_sandbox::grant::NetGrant::parse(&format!("http://{addr}")).unwrap()];
     let host = host(vec![chaos, net(&[server.url("")], json!({}))]).await;
     let outcome = call(
         &host,

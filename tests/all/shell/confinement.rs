@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use serde_json::json;
-use tiny_harness_host::confine::Mode;
 use tiny_harness_host::{DirMode, PluginSpec};
+use tiny_harness_sandbox::confine::Mode;
 
 use super::{failed, grant_dir, ok, run, sh, shell, still_works};
 use crate::common::host;

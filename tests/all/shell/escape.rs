@@ -7,7 +7,7 @@
 
 use serde_json::json;
 use tiny_harness_host::Host;
-use tiny_harness_host::confine::Containment;
+use tiny_harness_sandbox::confine::Containment;
 
 use super::{failed, grant, ok, run, sh, shell, still_works};
 use crate::common::host;
@@ -17,7 +17,7 @@ use crate::common::mcp::{assert_gone, marker};
 /// carry `marker`, with `limits` applied to the programs' limits.
 async fn marked(
     marker: &str,
-    limits: impl FnOnce(&mut tiny_harness_host::confine::Rlimits),
+    limits: impl FnOnce(&mut tiny_harness_sandbox::confine::Rlimits),
 ) -> Host {
     let mut spec = shell(
         &["sh", "setsid"],
@@ -43,12 +43,12 @@ const WAIT_ESCAPED: &str = "until [ -s \"$TMPDIR/escaped\" ]; do sleep 0.01; don
 /// tests would test nothing (and a fork bomb would be real).
 fn contained() {
     let containment = Containment::get();
-    let by_namespace =
-        tiny_harness_host::confine::containment().starts_with("pid namespace in a user namespace");
+    let by_namespace = tiny_harness_sandbox::confine::containment()
+        .starts_with("pid namespace in a user namespace");
     assert!(
         (containment.available() && containment.bounds_processes()) || by_namespace,
         "nothing keeps programs together here: {}",
-        tiny_harness_host::confine::containment()
+        tiny_harness_sandbox::confine::containment()
     );
 }
 

@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use tiny_harness_host::Config;
 use tiny_harness_host::Provider;
-use tiny_harness_host::config::DEFAULT_FILE;
 
 #[derive(Parser)]
 #[command(
@@ -27,7 +27,7 @@ else ~/.cache/tiny-harness (a directory only you may write); --no-cache compiles
 )]
 pub(super) struct Cli {
     /// The host config to load.
-    #[arg(long, global = true, value_name = "PATH", default_value = DEFAULT_FILE)]
+    #[arg(long, global = true, value_name = "PATH", default_value = Config::DEFAULT_FILE)]
     pub(super) config: PathBuf,
 
     /// Compile every plugin afresh, without reading or writing the compile cache.

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::tooling::install::{Options, Progress, Report};
-use tiny_harness_host::display::one_line;
+use tiny_harness_core::display::one_line;
 
 use super::emit;
 
@@ -23,7 +23,7 @@ pub(super) async fn install(
     server: Option<&str>,
     options: Options,
 ) -> anyhow::Result<ExitCode> {
-    let config = tiny_harness_host::config::Config::load(config)?;
+    let config = tiny_harness_host::Config::load(config)?;
     let live = std::io::stdout().is_terminal().then(Live::start);
     let mut printer = |progress: Progress<'_>| match progress {
         Progress::Started { server, what } => {
@@ -55,11 +55,11 @@ pub(super) async fn install(
         ))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let store = tiny_harness_host::mcp::store::Store::beside(&config.path);
+    let store = tiny_harness_mcp::store::Store::beside(&config.path);
     emit(&format!(
         "store: {}; lock: {}",
         store.root().display(),
-        tiny_harness_host::pin::lock_path(&config.path).display()
+        tiny_harness_core::pin::lock_path(&config.path).display()
     ))?;
     let skipped: Vec<&Report> = reports.iter().filter(|r| r.skipped).collect();
     if skipped.is_empty() {

@@ -5,8 +5,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use crate::tooling::add::{self, Request};
-use tiny_harness_host::display::one_line;
-use tiny_harness_host::mcp::launcher;
+use tiny_harness_core::display::one_line;
+use tiny_harness_mcp::launcher;
 
 use super::emit;
 
@@ -36,10 +36,10 @@ pub(super) fn add(
     let text = match std::fs::symlink_metadata(config) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         _ => {
-            let bytes = tiny_harness_host::file::read_regular(
+            let bytes = tiny_harness_core::file::read_regular(
                 config,
                 "config file",
-                tiny_harness_host::file::MAX_CONFIG_BYTES,
+                tiny_harness_core::file::MAX_CONFIG_BYTES,
             )
             .map_err(|e| anyhow::anyhow!("cannot read {}: {}", config.display(), e.reason))?;
             String::from_utf8(bytes)
@@ -49,17 +49,17 @@ pub(super) fn add(
     let added = add::add(&text, request, &plan)
         .map_err(|e| anyhow::anyhow!("{}: server {server} was not added: {e}", config.display()))?;
     // Never write a config the host would refuse.
-    tiny_harness_host::config::Config::parse(config, &added.text).map_err(|e| {
+    tiny_harness_host::Config::parse(config, &added.text).map_err(|e| {
         anyhow::anyhow!("server {server} was not added: the config would not load with it: {e}")
     })?;
-    tiny_harness_host::file::replace(config, added.text.as_bytes())
+    tiny_harness_core::file::replace(config, added.text.as_bytes())
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", config.display()))?;
     let mut review = added.review;
     review.insert(0, format!("{}:", config.display()));
     review.push(format!(
         "review the grants in {}, then: tiny-harness{} tools",
         config.display(),
-        if config == Path::new(tiny_harness_host::config::DEFAULT_FILE) {
+        if config == Path::new(tiny_harness_host::Config::DEFAULT_FILE) {
             String::new()
         } else {
             format!(" --config {}", config.display())
@@ -85,9 +85,9 @@ pub(super) fn add(
 /// The MCP source `name` (`<server>` or `<plugin>/<server>`) of `host`,
 /// with its plugin; an error listing the servers there are.
 fn find<'a>(
-    sources: &'a [(String, std::sync::Arc<tiny_harness_host::mcp::McpSource>)],
+    sources: &'a [(String, std::sync::Arc<tiny_harness_mcp::McpSource>)],
     name: &str,
-) -> anyhow::Result<&'a (String, std::sync::Arc<tiny_harness_host::mcp::McpSource>)> {
+) -> anyhow::Result<&'a (String, std::sync::Arc<tiny_harness_mcp::McpSource>)> {
     let found = sources.iter().find(|(plugin, source)| {
         source.server() == name || format!("{plugin}/{}", source.server()) == name
     });
@@ -109,7 +109,7 @@ fn find<'a>(
 }
 
 pub(super) async fn doctor(host: &tiny_harness_host::Host, name: &str) -> anyhow::Result<ExitCode> {
-    use tiny_harness_host::mcp::launch::Target;
+    use tiny_harness_mcp::launch::Target;
     let sources = host.mcp_sources();
     let (plugin, source) = find(&sources, name)?;
     let key = format!("{plugin}/{}", source.server());
@@ -172,13 +172,13 @@ pub(super) async fn doctor(host: &tiny_harness_host::Host, name: &str) -> anyhow
 
 /// The HTTP endpoint of server `name`, and where its login is kept.
 fn endpoint<'a>(
-    source: &'a tiny_harness_host::mcp::McpSource,
+    source: &'a tiny_harness_mcp::McpSource,
     key: &str,
 ) -> anyhow::Result<(
-    &'a tiny_harness_host::mcp::launch::Endpoint,
-    &'a tiny_harness_host::mcp::oauth::Slot,
+    &'a tiny_harness_mcp::launch::Endpoint,
+    &'a tiny_harness_mcp::oauth::Slot,
 )> {
-    use tiny_harness_host::mcp::launch::Target;
+    use tiny_harness_mcp::launch::Target;
     let Some(launch) = source.launch() else {
         anyhow::bail!("{key}: {}", one_line(&source.status().state.to_string()));
     };
@@ -217,7 +217,7 @@ pub(super) async fn log_in(
     let key = format!("{plugin}/{}", source.server());
     let (endpoint, slot) = endpoint(source, &key)?;
     let settings = endpoint.oauth.as_deref().cloned().unwrap_or_default();
-    use tiny_harness_host::mcp::declaration::Grant;
+    use tiny_harness_mcp::declaration::Grant;
     if let Some(grant) = match settings.grant {
         Grant::ClientCredentials => Some("client_credentials"),
         Grant::Enterprise => Some("enterprise"),
@@ -252,7 +252,7 @@ pub(super) async fn log_in(
     request.wait = std::time::Duration::from_secs(wait);
     // First as a session would, without a token: a server that answers
     // has nothing to log in to, and nothing is registered or written.
-    use tiny_harness_host::mcp::Unauthenticated;
+    use tiny_harness_mcp::Unauthenticated;
     let (challenge, unreached) = match source.without_login().await {
         Some(Unauthenticated::Answered) => {
             let kept = slot.state().ok().flatten().is_some();

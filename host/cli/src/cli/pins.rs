@@ -4,10 +4,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
+use tiny_harness_core::display::one_line;
+use tiny_harness_core::pin::diff_lines;
 use tiny_harness_host::Host;
-use tiny_harness_host::display::one_line;
-use tiny_harness_host::mcp::Change;
-use tiny_harness_host::pin::diff_lines;
+use tiny_harness_mcp::Change;
 
 use super::emit;
 
@@ -144,7 +144,7 @@ pub(super) async fn update(host: &Host, server: Option<&str>) -> anyhow::Result<
 
 /// Prints the `[plugins.mcp]` block for another client's MCP config.
 pub(super) fn import(file: &Path, wasm: &str) -> anyhow::Result<ExitCode> {
-    let bytes = tiny_harness_host::file::read_regular(
+    let bytes = tiny_harness_core::file::read_regular(
         file,
         "MCP config",
         crate::tooling::import::MAX_IMPORT_BYTES,

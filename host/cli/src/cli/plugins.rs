@@ -3,9 +3,10 @@
 
 use std::fmt::Write as _;
 
-use tiny_harness_host::display::one_line;
-use tiny_harness_host::mcp::{McpSource, State};
-use tiny_harness_host::{CompileOrigin, DirMode, Grants, Host, Plugin};
+use tiny_harness_core::display::one_line;
+use tiny_harness_host::{DirMode, Grants, Host};
+use tiny_harness_mcp::{McpSource, State};
+use tiny_harness_wasm::{CompileOrigin, Plugin};
 
 use super::emit;
 
@@ -80,16 +81,18 @@ fn describe_grants(grants: &Grants) -> String {
         parts.push(format!(
             "programs confined by: {}",
             match grants.confinement {
-                tiny_harness_host::confine::Mode::Landlock => tiny_harness_host::confine::in_force(
-                    grants.exec.iter().any(|g| !g.sockets().is_empty())
-                ),
-                tiny_harness_host::confine::Mode::None => "nothing (confinement = \"none\")".into(),
+                tiny_harness_sandbox::confine::Mode::Landlock =>
+                    tiny_harness_sandbox::confine::in_force(
+                        grants.exec.iter().any(|g| !g.sockets().is_empty())
+                    ),
+                tiny_harness_sandbox::confine::Mode::None =>
+                    "nothing (confinement = \"none\")".into(),
                 _ => "unknown".into(),
             }
         ));
         parts.push(format!(
             "processes kept by: {}",
-            tiny_harness_host::confine::containment()
+            tiny_harness_sandbox::confine::containment()
         ));
     }
     if parts.is_empty() {
@@ -160,7 +163,7 @@ pub(super) fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
                         "net": grants.net.iter().map(|g| g.as_str()).collect::<Vec<_>>(),
                     },
                     "confinement": grants.confinement.to_string(),
-                    "processes": tiny_harness_host::confine::containment(),
+                    "processes": tiny_harness_sandbox::confine::containment(),
                     "mcp_sources": sources_of(name).iter().map(|s| source_json(s)).collect::<Vec<_>>(),
                     "limits": {
                         "memory_mib": limits.memory_bytes >> 20,
@@ -184,7 +187,7 @@ pub(super) fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
                 })
             })
             .collect();
-        return emit(&tiny_harness_host::display::json_pretty(&list)?);
+        return emit(&tiny_harness_core::display::json_pretty(&list)?);
     }
     if plugins.is_empty() {
         return emit("no plugins: the config loads none");
@@ -289,7 +292,7 @@ fn describe_source(table: &mut String, source: &McpSource) {
     match login_of(source) {
         Some(Ok(Some(state))) => {
             let until = match state.until {
-                Some(until) => format!("until {}", tiny_harness_host::display::utc_minute(until)),
+                Some(until) => format!("until {}", tiny_harness_core::display::utc_minute(until)),
                 None => "with no expiry given".to_owned(),
             };
             let _ = write!(
@@ -327,8 +330,8 @@ fn describe_source(table: &mut String, source: &McpSource) {
 /// when there is none.
 fn login_of(
     source: &McpSource,
-) -> Option<Result<Option<tiny_harness_host::mcp::oauth::LoginState>, String>> {
-    use tiny_harness_host::mcp::launch::Target;
+) -> Option<Result<Option<tiny_harness_mcp::oauth::LoginState>, String>> {
+    use tiny_harness_mcp::launch::Target;
     let Target::Http(endpoint) = &source.launch()?.target else {
         return None;
     };

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use tiny_harness_host::display::{block, one_line};
+use tiny_harness_core::display::{block, one_line};
 use tiny_harness_host::{Host, Provider};
 
 use super::emit;
@@ -54,7 +54,7 @@ pub(super) async fn replay(
         Some((path, _)) => Some(super::workflow::load(path)?),
         None => None,
     };
-    let bytes = tiny_harness_host::file::read_regular(file, "recording", MAX_RECORDING_BYTES)
+    let bytes = tiny_harness_core::file::read_regular(file, "recording", MAX_RECORDING_BYTES)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {}", file.display(), e.reason))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", file.display()))?;
@@ -117,7 +117,7 @@ pub(super) async fn replay(
         super::workflow::save(path, state)?;
     }
     if json {
-        emit(&tiny_harness_host::display::json_pretty(&report)?)?;
+        emit(&tiny_harness_core::display::json_pretty(&report)?)?;
     } else {
         emit(out.trim_end())?;
     }

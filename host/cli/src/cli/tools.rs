@@ -4,9 +4,9 @@
 
 use std::fmt::Write as _;
 
-use tiny_harness_host::display::one_line;
-use tiny_harness_host::provider::GeminiSchema;
+use tiny_harness_core::display::one_line;
 use tiny_harness_host::{Host, Provider};
+use tiny_harness_provider::GeminiSchema;
 
 use super::emit;
 
@@ -31,7 +31,7 @@ pub(super) fn print_tools(host: &Host, json: bool) -> anyhow::Result<()> {
                 })
             })
             .collect();
-        return emit(&tiny_harness_host::display::json_pretty(&tools)?);
+        return emit(&tiny_harness_core::display::json_pretty(&tools)?);
     }
     if registry.is_empty() {
         return emit(&no_tools(host));
@@ -119,7 +119,7 @@ pub(super) fn print_wire_tools(
                 view
             })
             .collect();
-        return emit(&tiny_harness_host::display::json_pretty(&list)?);
+        return emit(&tiny_harness_core::display::json_pretty(&list)?);
     }
     if rows.is_empty() {
         return emit(&no_tools(host));
@@ -157,7 +157,7 @@ fn summary(description: &str) -> String {
 
 /// What `tools` says when nothing is registered.
 fn no_tools(host: &Host) -> String {
-    use tiny_harness_host::mcp::State;
+    use tiny_harness_mcp::State;
     let failed: Vec<String> = host
         .mcp_sources()
         .iter()

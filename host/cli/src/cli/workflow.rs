@@ -12,7 +12,7 @@ use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use tiny_harness_host::display::{block, one_line};
+use tiny_harness_core::display::{block, one_line};
 use tiny_harness_host::{Host, ToolCall, Workflow, WorkflowCommand};
 
 use super::emit;
@@ -21,7 +21,7 @@ use super::emit;
 const MAX_FILE_BYTES: u64 = 64 << 20;
 
 fn read_text(path: &Path, what: &'static str) -> anyhow::Result<String> {
-    let bytes = tiny_harness_host::file::read_regular(path, what, MAX_FILE_BYTES)
+    let bytes = tiny_harness_core::file::read_regular(path, what, MAX_FILE_BYTES)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {}", path.display(), e.reason))?;
     String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", path.display()))
 }
@@ -58,7 +58,7 @@ fn print(done: &tiny_harness_host::IntrinsicOutcome, json: bool) -> anyhow::Resu
     if json {
         let mut view = done.outcome.to_json();
         view["command"] = serde_json::to_value(&done.command)?;
-        emit(&tiny_harness_host::display::json_pretty(&view)?)?;
+        emit(&tiny_harness_core::display::json_pretty(&view)?)?;
     } else {
         emit(&block(done.outcome.render()))?;
     }
@@ -70,8 +70,8 @@ fn print(done: &tiny_harness_host::IntrinsicOutcome, json: bool) -> anyhow::Resu
 }
 
 /// The intrinsic named `name`, if it is one.
-pub(super) fn intrinsic(name: &str) -> Option<&'static tiny_harness_host::intrinsic::Spec> {
-    tiny_harness_host::intrinsic::SPECS
+pub(super) fn intrinsic(name: &str) -> Option<&'static tiny_harness_intrinsic::Spec> {
+    tiny_harness_intrinsic::SPECS
         .iter()
         .find(|spec| spec.name == name)
 }
@@ -98,7 +98,7 @@ pub(super) async fn call_unbound(
 
 /// Writes `workflow` to `path` as pretty JSON, atomically.
 pub(super) fn save(path: &Path, workflow: &Workflow) -> anyhow::Result<()> {
-    let mut text = tiny_harness_host::display::json_pretty(workflow)?;
+    let mut text = tiny_harness_core::display::json_pretty(workflow)?;
     text.push('\n');
     write_atomically(path, text.as_bytes())
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
@@ -139,7 +139,7 @@ pub(super) fn apply(file: &Path, from: Option<&Path>) -> anyhow::Result<ExitCode
             return Ok(ExitCode::from(1));
         }
     }
-    emit(&tiny_harness_host::display::json_pretty(&workflow)?)?;
+    emit(&tiny_harness_core::display::json_pretty(&workflow)?)?;
     Ok(ExitCode::SUCCESS)
 }
 

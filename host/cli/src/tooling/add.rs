@@ -1,6 +1,6 @@
 //! `tiny-harness mcp add NAME [--env K[=V]]... [--write DIR]... -- COMMAND
 //! ARGS...`: a stdio server added to a config, with the grants its launcher
-//! needs to run confined ([`tiny_harness_host::mcp::launcher`]), the rest of the config kept
+//! needs to run confined ([`tiny_harness_mcp::launcher`]), the rest of the config kept
 //! as it was (comments and order included).
 //!
 //! Invariants:
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, Value};
 
-use tiny_harness_host::mcp::launcher::Plan;
+use tiny_harness_mcp::launcher::Plan;
 
 /// One `mcp add`.
 #[derive(Debug, Clone)]
@@ -44,7 +44,7 @@ pub struct Added {
 /// Adds the server `plan` describes to the config `text` (empty for a new
 /// one), as `request` says.
 pub fn add(text: &str, request: &Request, plan: &Plan) -> Result<Added, String> {
-    tiny_harness_host::registry::check_segment("server", &request.name)
+    tiny_harness_core::registry::check_segment("server", &request.name)
         .map_err(|e| format!("{e}; a server name is 1 to 64 characters of a-z, 0-9, _ and -"))?;
     let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
         format!("it is not TOML: {}", one_line(&e.to_string()))
@@ -181,7 +181,7 @@ fn environment(env: &[String]) -> Result<Vec<(String, String)>, String> {
                 one_line(&key)
             ));
         }
-        if tiny_harness_host::grant::is_loader(&key) {
+        if tiny_harness_sandbox::grant::is_loader(&key) {
             return Err(format!(
                 "--env {key}: the dynamic loader's variables are never given to a program"
             ));
@@ -307,7 +307,7 @@ fn strings<'a>(items: impl Iterator<Item = &'a String>) -> Array {
 }
 
 fn one_line(text: &str) -> String {
-    tiny_harness_host::display::one_line(text).into_owned()
+    tiny_harness_core::display::one_line(text).into_owned()
 }
 
 #[cfg(test)]

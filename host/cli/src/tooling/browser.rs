@@ -22,7 +22,7 @@ pub fn open(url: &str) -> Result<(), String> {
         }
         return Err(format!(
             "none of $BROWSER ({}) could be started: open the URL above by hand",
-            tiny_harness_host::display::one_line(&list)
+            tiny_harness_core::display::one_line(&list)
         ));
     }
     let desktop =

@@ -18,8 +18,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use tiny_harness_host::mcp::launch::{Launch, Program, Target};
-use tiny_harness_host::mcp::{McpSource, Once, once};
+use tiny_harness_mcp::launch::{Launch, Program, Target};
+use tiny_harness_mcp::{McpSource, Once, once};
 
 /// The most trace read.
 pub const MAX_TRACE_BYTES: u64 = 64 << 20;
@@ -74,11 +74,11 @@ pub async fn diagnose(source: &McpSource) -> Result<Diagnosis, String> {
         return Err("it is reached over HTTP: mcp doctor starts stdio servers".to_owned());
     };
     let path = std::env::var_os("PATH");
-    let strace = tiny_harness_host::mcp::store::find("strace", path.as_deref()).ok_or(
+    let strace = tiny_harness_mcp::store::find("strace", path.as_deref()).ok_or(
         "mcp doctor traces the server with strace, which is not on PATH: install it \
          (apt install strace)",
     )?;
-    let trace_dir = tiny_harness_host::confine::PrivateDir::create("doctor")
+    let trace_dir = tiny_harness_sandbox::confine::PrivateDir::create("doctor")
         .map_err(|e| format!("cannot make a directory for the trace: {e}"))?;
     let trace = trace_dir.path().join("trace");
     // Appended to: a server that does not answer server/discover is
@@ -141,7 +141,7 @@ pub async fn diagnose(source: &McpSource) -> Result<Diagnosis, String> {
         ),
         Once::Unlisted { reason, .. } => (false, format!("it did not list its tools: {reason}")),
     };
-    let text = tiny_harness_host::file::read_regular(&trace, "trace", MAX_TRACE_BYTES)
+    let text = tiny_harness_core::file::read_regular(&trace, "trace", MAX_TRACE_BYTES)
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
     let denied = denials(&text);
@@ -287,7 +287,7 @@ fn fixes(denied: &[Denied], plugin: &str, program: &Program) -> (Vec<String>, Ve
     }
     let read: Vec<String> = minimal(read.into_iter().collect());
     let write: Vec<String> = minimal(write.into_iter().collect());
-    let quote = |s: &str| format!("{:?}", tiny_harness_host::display::one_line(s));
+    let quote = |s: &str| format!("{:?}", tiny_harness_core::display::one_line(s));
     let mut lines = Vec::new();
     if !read.is_empty() {
         lines.push(format!(
@@ -327,7 +327,7 @@ fn grantable(path: &str, home: Option<&Path>, notes: &mut Vec<String>) -> Option
     {
         notes.push(format!(
             "{} was denied: the kernel's file systems are not granted to programs",
-            tiny_harness_host::display::one_line(&path.display().to_string())
+            tiny_harness_core::display::one_line(&path.display().to_string())
         ));
         return None;
     }
@@ -344,7 +344,7 @@ fn grantable(path: &str, home: Option<&Path>, notes: &mut Vec<String>) -> Option
     if too_wide {
         notes.push(format!(
             "{} was denied: grant the file itself rather than {}",
-            tiny_harness_host::display::one_line(&path.display().to_string()),
+            tiny_harness_core::display::one_line(&path.display().to_string()),
             dir.display()
         ));
         return Some(path.display().to_string());
@@ -356,7 +356,7 @@ fn grantable(path: &str, home: Option<&Path>, notes: &mut Vec<String>) -> Option
 fn minimal(paths: Vec<String>) -> Vec<String> {
     let mut paths: Vec<PathBuf> = paths.into_iter().map(PathBuf::from).collect();
     paths.sort();
-    tiny_harness_host::mcp::launcher::outermost(paths)
+    tiny_harness_mcp::launcher::outermost(paths)
         .into_iter()
         .map(|p| p.display().to_string())
         .collect()

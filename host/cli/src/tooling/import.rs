@@ -16,11 +16,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 /// The largest config imported (1 MiB, as for host configs).
-pub const MAX_IMPORT_BYTES: u64 = tiny_harness_host::file::MAX_CONFIG_BYTES;
+pub const MAX_IMPORT_BYTES: u64 = tiny_harness_core::file::MAX_CONFIG_BYTES;
 
 /// Converts the JSON text of another client's MCP config to a
 /// `[plugins.mcp]` block. `wasm` is the path written for the plugin. Each
-/// command is read as [`tiny_harness_host::mcp::launcher::plan`] reads it, on the host's
+/// command is read as [`tiny_harness_mcp::launcher::plan`] reads it, on the host's
 /// `PATH`, from the current directory.
 pub fn import(json: &str, wasm: &str) -> Result<String, String> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("/"));
@@ -184,12 +184,8 @@ impl Out {
                     .map(std::path::Path::new)
                     .filter(|c| c.is_absolute())
                     .unwrap_or(&self.cwd);
-                let plan = tiny_harness_host::mcp::launcher::plan(
-                    command,
-                    &args,
-                    self.path.as_deref(),
-                    cwd,
-                );
+                let plan =
+                    tiny_harness_mcp::launcher::plan(command, &args, self.path.as_deref(), cwd);
                 let args = plan.args.clone();
                 let grant = self.exec.entry(plan.program.clone()).or_default();
                 grant.env.extend(names);

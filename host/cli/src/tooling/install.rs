@@ -11,7 +11,7 @@
 //! - Under `--locked` nothing new is recorded: a server the lock does not
 //!   record is refused.
 //! - Nothing half-installed is left, and a previous install keeps working
-//!   until a new one is complete (see [`tiny_harness_host::mcp::store`]).
+//!   until a new one is complete (see [`tiny_harness_mcp::store`]).
 //! - The lock is written once, after every install, only if it changed.
 
 use std::path::PathBuf;
@@ -19,11 +19,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use tiny_harness_host::config::Config;
-use tiny_harness_host::mcp::launcher;
-pub use tiny_harness_host::mcp::store::{DEFAULT_INSTALL_TIMEOUT, MAX_INSTALL_TIMEOUT};
-use tiny_harness_host::mcp::store::{Fetch, Store};
-use tiny_harness_host::pin::Code;
+use tiny_harness_core::pin::Code;
+use tiny_harness_host::Config;
+use tiny_harness_mcp::launcher;
+pub use tiny_harness_mcp::store::{DEFAULT_INSTALL_TIMEOUT, MAX_INSTALL_TIMEOUT};
+use tiny_harness_mcp::store::{Fetch, Store};
 
 /// What `mcp install` did for one server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,9 +131,9 @@ pub async fn install(
     if upgrade && filter.is_none() {
         return Err("--upgrade moves one server at a time: name it (tiny-harness mcp install --upgrade SERVER)".to_owned());
     }
-    let lock_path = tiny_harness_host::pin::lock_path(&config.path);
-    let shared = tiny_harness_host::pin::legacy_lock_path(&config.path);
-    let mut lock = tiny_harness_host::pin::load_own_or_shared(&lock_path, shared.as_deref())
+    let lock_path = tiny_harness_core::pin::lock_path(&config.path);
+    let shared = tiny_harness_core::pin::legacy_lock_path(&config.path);
+    let mut lock = tiny_harness_core::pin::load_own_or_shared(&lock_path, shared.as_deref())
         .map_err(|e| e.to_string())?
         .map(|(lock, _)| lock)
         .unwrap_or_default();
@@ -328,7 +328,7 @@ fn candidates(config: &Config) -> Result<Vec<Candidate>, String> {
                     plugin: spec.name.clone(),
                     server: server_name(key),
                     fetch,
-                    confined: spec.grants.confinement != tiny_harness_host::confine::Mode::None,
+                    confined: spec.grants.confinement != tiny_harness_sandbox::confine::Mode::None,
                 });
             }
         }
@@ -358,7 +358,7 @@ fn unknown(config: &Config, name: &str, candidates: &[Candidate]) -> String {
     } else {
         format!("those it installs: {}", names.join(", "))
     };
-    let name = tiny_harness_host::display::one_line(name);
+    let name = tiny_harness_core::display::one_line(name);
     if declared {
         format!(
             "server {name} is not started by a launcher that fetches its package, so there is nothing to install ({which})"

@@ -3,7 +3,7 @@
 //! describe it for a native client.
 //!
 //! 1. The server is asked for its tools without a token, the way a
-//!    session asks ([`tiny_harness_host::mcp::McpSource::without_login`]); one that
+//!    session asks ([`tiny_harness_mcp::McpSource::without_login`]); one that
 //!    answers needs no login, and none is attempted. Its 401 (or 403)
 //!    `WWW-Authenticate` challenge names its protected-resource metadata
 //!    and the scopes it wants (RFC 9728; without one, the well-known
@@ -35,8 +35,8 @@ use rmcp::transport::auth::{AuthorizationRequest, AuthorizationSession};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use super::browser;
-use tiny_harness_host::display::one_line;
-use tiny_harness_host::mcp::oauth::{OAuthError, Slot};
+use tiny_harness_core::display::one_line;
+use tiny_harness_mcp::oauth::{OAuthError, Slot};
 
 /// The longest a login waits for the person by default.
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(300);
@@ -98,7 +98,7 @@ pub struct LoggedIn {
 
 /// Logs in to the server of `slot` at `url`, which answered `challenge`
 /// (its `WWW-Authenticate` header) to a session opened without a token
-/// ([`tiny_harness_host::mcp::McpSource::without_login`]; `None` when it gave none),
+/// ([`tiny_harness_mcp::McpSource::without_login`]; `None` when it gave none),
 /// telling the person what to do through `tell`.
 pub async fn login(
     slot: &Slot,

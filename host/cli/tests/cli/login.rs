@@ -454,7 +454,7 @@ async fn whoami(host: &tiny_harness_host::Host) -> String {
 
 #[test]
 fn a_running_session_takes_up_another_login_and_a_logout_from_the_token_file() {
-    use tiny_harness_host::{HostBuilder, config::Config};
+    use tiny_harness_host::{Config, HostBuilder};
     let (dir, log, _server, config) = logged_in(&[]);
     let first = access_token(dir.path());
     let runtime = tokio::runtime::Runtime::new().unwrap();

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::*;
-use tiny_harness_host::mcp::launcher;
+use tiny_harness_mcp::launcher;
 
 fn request(name: &str) -> Request {
     Request {
@@ -22,8 +22,8 @@ fn plan_of(dir: &Path, args: &[&str]) -> Plan {
 }
 
 /// The config the host makes of `text`, which must load.
-fn loads(dir: &Path, text: &str) -> tiny_harness_host::config::Config {
-    tiny_harness_host::config::Config::parse(&dir.join("tiny-harness.toml"), text)
+fn loads(dir: &Path, text: &str) -> tiny_harness_host::Config {
+    tiny_harness_host::Config::parse(&dir.join("tiny-harness.toml"), text)
         .unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
@@ -45,7 +45,7 @@ fn a_server_added_to_no_config_makes_one_that_loads_with_its_grants() {
     assert_eq!(spec.grants.dirs[0].host, data);
     assert_eq!(
         spec.grants.dirs[0].mode,
-        tiny_harness_host::grant::DirMode::ReadOnly
+        tiny_harness_sandbox::grant::DirMode::ReadOnly
     );
     assert_eq!(spec.grants.env, ["TOKEN"]);
     let exec = &spec.grants.exec[0];
@@ -111,11 +111,11 @@ fn an_existing_config_keeps_its_comments_and_grants_are_widened_not_repeated() {
         [
             (
                 one.canonicalize().unwrap(),
-                tiny_harness_host::grant::DirMode::ReadOnly
+                tiny_harness_sandbox::grant::DirMode::ReadOnly
             ),
             (
                 two.canonicalize().unwrap(),
-                tiny_harness_host::grant::DirMode::ReadWrite
+                tiny_harness_sandbox::grant::DirMode::ReadWrite
             ),
         ]
     );
