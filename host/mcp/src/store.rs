@@ -18,6 +18,7 @@
 //!   installation and the user's config for it, and connects only to the
 //!   registry's ports.
 
+mod index;
 mod npm;
 mod pypi;
 mod tree;

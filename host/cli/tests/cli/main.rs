@@ -17,6 +17,7 @@ mod mcp;
 #[path = "../../../../tests/all/common/npm.rs"]
 mod npm;
 mod pins;
+mod pip_index;
 mod plugins;
 #[path = "../../../../tests/all/common/procs.rs"]
 mod procs;

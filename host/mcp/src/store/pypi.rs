@@ -5,7 +5,9 @@
 //!
 //! Invariant: pip runs confined (when the plugin is): it writes only the
 //! new install and its cache, reads the interpreter and the user's pip
-//! config, and connects only to ports 443 and 80.
+//! config, and connects only to ports 443 and 80 and those of the indexes
+//! the user's pip or uv settings name (see `index`). Only wheels are
+//! installed: no package code runs at install.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -93,6 +95,19 @@ pub(super) async fn install(
         home.as_ref().map(|h| h.join(".pip")),
         Some(PathBuf::from("/etc/pip.conf")),
     ]));
+    let config_files: Vec<PathBuf> = super::present([
+        std::env::var_os("PIP_CONFIG_FILE").map(PathBuf::from),
+        Some(PathBuf::from("/etc/pip.conf")),
+        Some(PathBuf::from("/etc/xdg/pip/pip.conf")),
+        home.as_ref().map(|h| h.join(".pip/pip.conf")),
+        std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".config")))
+            .map(|c| c.join("pip/pip.conf")),
+    ])
+    .collect();
+    let indexes = super::index::Indexes::configured(&config_files);
+    env.extend(indexes.env.iter().cloned());
     if let Some(home) = &home {
         env.push(("HOME".to_owned(), home.display().to_string()));
     }
@@ -128,15 +143,16 @@ pub(super) async fn install(
         cwd: dir.to_owned(),
         read,
         write,
-        ports: vec![443, 80],
-        registry: Some(super::shown_registry(
-            &std::env::var("PIP_INDEX_URL")
-                .unwrap_or_else(|_| "https://pypi.org/simple/".to_owned()),
-        )),
+        ports: indexes.ports(),
+        registry: Some(indexes.shown()),
     };
-    super::run(step, confined, budget)
-        .await
-        .map_err(|why| format!("pip install {package} failed: {why}"))?;
+    if let Err(why) = super::run(step, confined, budget).await {
+        let why = match why.contains("No matching distribution found") {
+            true => indexes.why_nothing(package).await.unwrap_or(why),
+            false => why,
+        };
+        return Err(format!("pip install {package} failed: {why}"));
+    }
     let code = read_report(&report, package, command, dir)?;
     let _ = std::fs::remove_file(&report);
     Ok(code)

@@ -1,0 +1,235 @@
+//! `mcp install` of a PyPI server from the index the user's pip or uv
+//! settings name, as companies point both at a mirror: a PEP 503 index of
+//! ours on loopback, on a port of its own, which the confined pip must be
+//! allowed to reach; and a package with only a source distribution,
+//! which is refused saying why.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+
+use super::install::{lock, text};
+
+/// Serves the files under `root` on a loopback port (`/a/` serves
+/// `a/index.html`), recording each request's path. Runs until the test
+/// process ends.
+fn serve(root: PathBuf) -> (u16, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut first = String::new();
+            if reader.read_line(&mut first).is_err() {
+                continue;
+            }
+            // The rest of the head.
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let path = first.split_whitespace().nth(1).unwrap_or("/").to_owned();
+            log.lock().unwrap().push(path.clone());
+            let path = path.split(['?', '#']).next().unwrap_or("/");
+            let mut file = root.join(path.trim_start_matches('/'));
+            if path.ends_with('/') {
+                file = file.join("index.html");
+            }
+            let (status, body) = match std::fs::read(&file) {
+                Ok(body) if !path.contains("..") => ("200 OK", body),
+                _ => ("404 Not Found", b"not found".to_vec()),
+            };
+            let kind = if path.ends_with(".whl") {
+                "application/octet-stream"
+            } else {
+                "text/html"
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(&body);
+        }
+    });
+    (port, seen)
+}
+
+/// A PEP 503 index in `root`: `hsdemo` 1.0 as a wheel with a console
+/// script `hsdemo`, and `hssdist` 1.0 as a source distribution only.
+fn index(root: &Path) {
+    let made = Command::new("/usr/bin/python3")
+        .arg("-c")
+        .arg(
+            r##"
+import base64, hashlib, os, sys, zipfile
+root = sys.argv[1]
+os.makedirs(f"{root}/files")
+files = {
+    "hsdemo/__init__.py": "def main():\n    print('hsdemo')\n",
+    "hsdemo-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: hsdemo\nVersion: 1.0\n",
+    "hsdemo-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    "hsdemo-1.0.dist-info/entry_points.txt": "[console_scripts]\nhsdemo = hsdemo:main\n",
+}
+record = ""
+for name, text in files.items():
+    digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+    record += f"{name},sha256={digest},{len(text.encode())}\n"
+files["hsdemo-1.0.dist-info/RECORD"] = record + "hsdemo-1.0.dist-info/RECORD,,\n"
+wheel = f"{root}/files/hsdemo-1.0-py3-none-any.whl"
+with zipfile.ZipFile(wheel, "w") as z:
+    for name, text in files.items():
+        z.writestr(zipfile.ZipInfo(name, (2020, 1, 1, 0, 0, 0)), text)
+sha = hashlib.sha256(open(wheel, "rb").read()).hexdigest()
+for project, link in [
+    ("hsdemo", f"../../files/hsdemo-1.0-py3-none-any.whl#sha256={sha}"),
+    ("hssdist", "../../files/hssdist-1.0.tar.gz"),
+]:
+    os.makedirs(f"{root}/simple/{project}")
+    with open(f"{root}/simple/{project}/index.html", "w") as page:
+        name = link.split("/")[-1].split("#")[0]
+        page.write(f'<!DOCTYPE html><html><body><a href="{link}">{name}</a></body></html>\n')
+open(f"{root}/files/hssdist-1.0.tar.gz", "wb").write(b"not really a tarball")
+"##,
+        )
+        .arg(root)
+        .status()
+        .unwrap();
+    assert!(made.success());
+}
+
+/// `tiny-harness ARGS` in `dir`, with `env` and none of the user's own
+/// pip or uv index settings.
+fn run(dir: &Path, env: &[(&str, String)], args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tiny-harness"));
+    command
+        .args(args)
+        .current_dir(dir)
+        .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
+        // pip's own cache would keep the index's pages from one run to
+        // the next.
+        .env("PIP_NO_CACHE_DIR", "1")
+        .env("HOME", dir)
+        // python3 (pip installs the server) and nothing of the machine's
+        // own Python setup (a pyenv shim would look in HOME).
+        .env("PATH", python_bin(dir));
+    for name in [
+        "PIP_INDEX_URL",
+        "PIP_EXTRA_INDEX_URL",
+        "PIP_FIND_LINKS",
+        "PIP_CONFIG_FILE",
+        "UV_DEFAULT_INDEX",
+        "UV_INDEX_URL",
+        "UV_INDEX",
+        "UV_EXTRA_INDEX_URL",
+        "XDG_CONFIG_HOME",
+    ] {
+        command.env_remove(name);
+    }
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().unwrap()
+}
+
+/// `dir/bin`, holding `python3` (Debian's).
+fn python_bin(dir: &Path) -> PathBuf {
+    let bin = dir.join("bin");
+    if !bin.exists() {
+        std::fs::create_dir(&bin).unwrap();
+        std::os::unix::fs::symlink("/usr/bin/python3", bin.join("python3")).unwrap();
+    }
+    bin
+}
+
+/// A config in `dir` with the server `hs` as `uvx PACKAGE` starts it.
+fn config(dir: &Path, package: &str) {
+    let added = run(dir, &[], &["mcp", "add", "hs", "--", "uvx", package]);
+    assert_eq!(added.status.code(), Some(0), "{}", text(&added));
+}
+
+#[test]
+fn the_index_pip_or_uv_names_is_used_on_its_own_port_confined() {
+    let served = tempfile::tempdir().unwrap();
+    index(served.path());
+    let (port, seen) = serve(served.path().to_owned());
+    let url = format!("http://127.0.0.1:{port}/simple/");
+    for setting in ["PIP_INDEX_URL", "UV_DEFAULT_INDEX", "pip.conf"] {
+        let dir = tempfile::tempdir().unwrap();
+        config(dir.path(), "hsdemo==1.0");
+        let env: Vec<(&str, String)> = if setting == "pip.conf" {
+            std::fs::create_dir_all(dir.path().join(".config/pip")).unwrap();
+            std::fs::write(
+                dir.path().join(".config/pip/pip.conf"),
+                format!("[global]\nindex-url = {url}\n"),
+            )
+            .unwrap();
+            Vec::new()
+        } else {
+            vec![(setting, url.clone())]
+        };
+        seen.lock().unwrap().clear();
+        let install = run(dir.path(), &env, &["mcp", "install"]);
+        assert_eq!(
+            install.status.code(),
+            Some(0),
+            "{setting}: {}",
+            text(&install)
+        );
+        let asked = seen.lock().unwrap().clone();
+        assert!(
+            asked.iter().any(|p| p == "/simple/hsdemo/")
+                && asked.iter().any(|p| p.ends_with(".whl")),
+            "{setting}: the index was not asked: {asked:?}"
+        );
+        let code = &lock(dir.path())["plugins"]["mcp"]["servers"]["hs"]["code"];
+        assert_eq!(code["package"], "hsdemo", "{setting}: {code}");
+        assert!(
+            code["integrity"]
+                .as_str()
+                .is_some_and(|i| i.starts_with("sha256:")),
+            "{setting}: {code}"
+        );
+        assert!(
+            dir.path()
+                .join("tiny-harness.store/mcp/hs/venv/bin/hsdemo")
+                .is_file(),
+            "{setting}"
+        );
+    }
+}
+
+#[test]
+fn a_package_with_only_a_source_distribution_is_refused_saying_why() {
+    let served = tempfile::tempdir().unwrap();
+    index(served.path());
+    let (port, seen) = serve(served.path().to_owned());
+    let url = format!("http://127.0.0.1:{port}/simple/");
+    let dir = tempfile::tempdir().unwrap();
+    config(dir.path(), "hssdist");
+    let install = run(dir.path(), &[("PIP_INDEX_URL", url)], &["mcp", "install"]);
+    assert_eq!(install.status.code(), Some(1), "{}", text(&install));
+    let said = text(&install);
+    assert!(
+        said.contains(&format!(
+            "pip install hssdist failed: http://127.0.0.1:{port}/simple/ has only source \
+             distributions of hssdist, and only wheels are installed"
+        )) && said.contains("virtualenv"),
+        "{said}"
+    );
+    assert!(!said.contains("No matching distribution"), "{said}");
+    // The source distribution was never fetched, nothing was installed.
+    let asked = seen.lock().unwrap().clone();
+    assert!(!asked.iter().any(|p| p.ends_with(".tar.gz")), "{asked:?}");
+    let store = dir.path().join("tiny-harness.store/mcp");
+    let left: Vec<_> = std::fs::read_dir(&store)
+        .map(|d| d.collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
