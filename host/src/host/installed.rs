@@ -138,7 +138,7 @@ impl HostState {
         }
         let installed = match (installed, recorded) {
             (Some(installed), Some(recorded)) => {
-                if installed.manifest.code != recorded {
+                if !recorded.admits(&installed.manifest.code) {
                     let differences = recorded.differences(&installed.manifest.code);
                     return Err(format!(
                         "its installed code is not the code the lock records ({}): run tiny-harness \
@@ -146,6 +146,29 @@ impl HostState {
                          install --upgrade {server} to record what is installed",
                         differences.join("; ")
                     ));
+                }
+                if recorded.tree.is_none() && recorded.kind == "npm" {
+                    // A lock written before trees were kept: the install's
+                    // tree is recorded now (trust on first use); --locked,
+                    // which holds the files to the lock, cannot hold them
+                    // to nothing.
+                    let tree_needed = || {
+                        format!(
+                            "the lock records no tree of the installed files of {server} (an \
+                             earlier version wrote it), so --locked cannot check them: run \
+                             tiny-harness mcp install {server} without --locked to record it"
+                        )
+                    };
+                    if locked {
+                        return Err(tree_needed());
+                    }
+                    if installed.manifest.code.tree.is_some() {
+                        self.with_lock(|l| {
+                            l.set_code(plugin, server, installed.manifest.code.clone())
+                        })
+                        .transpose()
+                        .map_err(|_| tree_needed())?;
+                    }
                 }
                 installed
             }

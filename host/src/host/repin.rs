@@ -69,7 +69,7 @@ impl Host {
                     "not installed (the lock records {}): run tiny-harness mcp install {server}",
                     code.describe()
                 )],
-                Ok(Some(installed)) if installed.manifest.code != code => code
+                Ok(Some(installed)) if !code.admits(&installed.manifest.code) => code
                     .differences(&installed.manifest.code)
                     .into_iter()
                     .map(|d| format!("installed: {d}"))

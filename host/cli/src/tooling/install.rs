@@ -233,17 +233,24 @@ impl One<'_> {
                 if let Some(conflict) = candidate.fetch.conflict(recorded, server) {
                     return Err(conflict);
                 }
+                // A lock written before trees were kept records the tree
+                // the install has (not under --locked).
+                let completes = |installed: tiny_harness_mcp::store::Installed| {
+                    (recorded.tree.is_none() && installed.manifest.code.tree.is_some() && !self.locked)
+                        .then_some(installed.manifest.code)
+                };
                 if let Ok(Some(installed)) = self.store.installed(&candidate.plugin, server)
-                    && installed.manifest.code == *recorded
+                    && recorded.admits(&installed.manifest.code)
                     && self.store.verify(&installed, server).is_ok()
                 {
                     return Ok((
                         format!("{}: installed already, as the lock records", recorded.describe()),
-                        None,
+                        completes(installed),
                     ));
                 }
                 let exact = exactly(&candidate.fetch, recorded);
-                self.store
+                let installed = self
+                    .store
                     .install(
                         &candidate.plugin,
                         server,
@@ -253,7 +260,10 @@ impl One<'_> {
                         self.timeout,
                     )
                     .await?;
-                Ok((format!("{}: installed, as the lock records", recorded.describe()), None))
+                Ok((
+                    format!("{}: installed, as the lock records", recorded.describe()),
+                    completes(installed),
+                ))
             }
             (_, _) => {
                 let installed = self
@@ -269,7 +279,7 @@ impl One<'_> {
                     .await?;
                 let code = installed.manifest.code;
                 let done = match self.recorded {
-                    Some(old) if *old == code => {
+                    Some(old) if old.admits(&code) => {
                         format!("{}: the newest, as the lock records", code.describe())
                     }
                     Some(old) => format!("upgraded: {}", old.differences(&code).join("; ")),

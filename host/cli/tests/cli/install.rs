@@ -156,6 +156,78 @@ fn a_pasted_npx_config_runs_confined_after_mcp_install_and_its_code_is_pinned() 
     );
     let locked = run_in(dir.path(), &["--locked", "call", echo[0], echo[1]], None);
     assert_eq!(locked.status.code(), Some(0), "{}", text(&locked));
+
+    // The lock pins the installed files' tree, and --locked holds them to
+    // it, not to what the store says of itself: a changed file whose
+    // store was rewritten to match (its manifest and its record) is
+    // still refused.
+    let code = &lock(dir.path())["plugins"]["mcp"]["servers"]["everything"]["code"];
+    let pinned = code["tree"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        pinned.len() == 64 && pinned.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{code}"
+    );
+    let install = dir.path().join("tiny-harness.store/mcp/everything");
+    let mut js = std::fs::read_to_string(&entry).unwrap();
+    js.push_str("\n// tampered, and the store rewritten to match\n");
+    std::fs::write(&entry, js).unwrap();
+    let manifest_path = install.join("install.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    manifest["tree"] = tiny_harness_mcp::store::tree_hash(&install).unwrap().into();
+    std::fs::write(&manifest_path, manifest.to_string()).unwrap();
+    let record = tiny_harness_mcp::store::stat_record(&install)
+        .unwrap()
+        .unwrap();
+    std::fs::write(install.join(tiny_harness_mcp::store::STAT_FILE), record).unwrap();
+    let refused = run_in(dir.path(), &["--locked", "call", echo[0], echo[1]], None);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    assert!(
+        stdout(&refused).contains("were changed since it was installed")
+            && stdout(&refused).contains(&format!("the lock pins {}", &pinned[..12]))
+            && !stdout(&refused).contains("Echo: installed"),
+        "{}",
+        text(&refused)
+    );
+    // With the tree its code records rewritten too, the install is not
+    // the code the lock records, with or without --locked.
+    manifest["code"]["tree"] = manifest["tree"].clone();
+    std::fs::write(&manifest_path, manifest.to_string()).unwrap();
+    for args in [&["call"][..], &["--locked", "call"][..]] {
+        let all: Vec<&str> = args.iter().copied().chain(echo).collect();
+        let refused = run_in(dir.path(), &all, None);
+        assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+        assert!(
+            stdout(&refused).contains("its installed code is not the code the lock records")
+                && stdout(&refused).contains("installed files (tree sha256"),
+            "{}",
+            text(&refused)
+        );
+    }
+
+    // A lock written before trees were kept: --locked cannot hold the
+    // files to it and says what to run; a run without it records the tree.
+    let again = run_in(dir.path(), &["mcp", "install"], None);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    let lock_path = dir.path().join("tiny-harness.lock");
+    let mut old = lock(dir.path());
+    old["plugins"]["mcp"]["servers"]["everything"]["code"]
+        .as_object_mut()
+        .unwrap()
+        .remove("tree");
+    std::fs::write(&lock_path, serde_json::to_string_pretty(&old).unwrap()).unwrap();
+    let refused = run_in(dir.path(), &["--locked", "call", echo[0], echo[1]], None);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    assert!(
+        stdout(&refused).contains("the lock records no tree of the installed files")
+            && stdout(&refused).contains("without --locked to record it"),
+        "{}",
+        text(&refused)
+    );
+    let plain = call(dir.path(), &echo);
+    assert_eq!(plain.status.code(), Some(0), "{}", text(&plain));
+    let code = &lock(dir.path())["plugins"]["mcp"]["servers"]["everything"]["code"];
+    assert_eq!(code["tree"].as_str(), Some(pinned.as_str()), "{code}");
 }
 
 #[test]

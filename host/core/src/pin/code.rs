@@ -35,6 +35,11 @@ pub struct Code {
     /// Every package installed with it: `name@version` to its integrity.
     #[serde(default)]
     pub dependencies: BTreeMap<String, String>,
+    /// sha256 over every installed file, as any machine installing this
+    /// code gets them (npm installs; a lock written before it was kept
+    /// has none). `--locked` holds the installed files to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
 }
 
 /// The kinds of code the host installs.
@@ -81,6 +86,18 @@ impl Code {
         )
     }
 
+    /// Whether `installed` is this code, as recorded: everything equal,
+    /// and the same tree unless this record has none (a lock written
+    /// before trees were kept, which an install then completes).
+    pub fn admits(&self, installed: &Code) -> bool {
+        let Code { tree, .. } = installed;
+        let without = |code: &Code| Code {
+            tree: None,
+            ..code.clone()
+        };
+        without(self) == without(installed) && (self.tree.is_none() || self.tree == *tree)
+    }
+
     /// How `other` differs from this code, one line per difference.
     pub fn differences(&self, other: &Code) -> Vec<String> {
         let mut lines = Vec::new();
@@ -121,9 +138,52 @@ impl Code {
         if self.entry != other.entry {
             lines.push(format!("entry {} -> {}", self.entry, other.entry));
         }
+        if let (Some(before), Some(now)) = (&self.tree, &other.tree)
+            && before != now
+        {
+            let short = |t: &str| t.chars().take(12).collect::<String>();
+            lines.push(format!(
+                "installed files (tree sha256 {} -> {})",
+                short(before),
+                short(now)
+            ));
+        }
         lines
             .iter()
             .map(|l| crate::display::one_line(l).into_owned())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Code;
+
+    fn code(tree: Option<&str>) -> Code {
+        Code {
+            kind: "npm".to_owned(),
+            package: "pkg".to_owned(),
+            version: "1.0.0".to_owned(),
+            integrity: "sha512-abc".to_owned(),
+            entry: "node_modules/pkg/index.js".to_owned(),
+            dependencies: Default::default(),
+            tree: tree.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_record_admits_its_own_tree_and_a_record_without_one_admits_any() {
+        let (a, b) = (code(Some("aaaa")), code(Some("bbbb")));
+        assert!(a.admits(&a));
+        assert!(!a.admits(&b), "another tree");
+        assert!(!a.admits(&code(None)), "an install that records none");
+        assert!(code(None).admits(&a), "a lock written before trees");
+        let mut other = a.clone();
+        other.version = "1.0.1".to_owned();
+        assert!(!code(None).admits(&other));
+        assert_eq!(
+            a.differences(&b),
+            ["installed files (tree sha256 aaaa -> bbbb)"]
+        );
     }
 }

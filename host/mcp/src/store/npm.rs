@@ -198,6 +198,7 @@ fn read_install(dir: &Path, command: &str) -> Result<Code, String> {
         integrity,
         entry,
         dependencies,
+        tree: None,
     })
 }
 

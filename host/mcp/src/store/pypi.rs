@@ -219,5 +219,6 @@ fn read_report(report: &Path, package: &str, command: &str, dir: &Path) -> Resul
         integrity,
         entry: script,
         dependencies,
+        tree: None,
     })
 }

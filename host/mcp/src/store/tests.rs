@@ -11,6 +11,7 @@ fn code() -> Code {
         integrity: "sha512-abc".to_owned(),
         entry: "node_modules/pkg/index.js".to_owned(),
         dependencies: Default::default(),
+        tree: None,
     }
 }
 

@@ -23,7 +23,25 @@ const MAX_DEPTH: usize = 64;
 pub fn tree_hash(root: &Path) -> io::Result<String> {
     let mut hasher = Sha256::new();
     let mut count = 0;
-    walk(root, "", 0, &mut hasher, &mut count)?;
+    walk(root, "", 0, &mut hasher, &mut count, &|_| false)?;
+    Ok(hex::encode(hasher.finalize()))
+}
+
+/// npm's lockfiles in an install (`package-lock.json`, and the copy npm
+/// keeps in `node_modules`): they name the registry each package came
+/// from, which differs between machines, and no runtime loads them.
+const NPM_LOCKFILES: [&str; 2] = ["package-lock.json", "node_modules/.package-lock.json"];
+
+/// sha256 over an npm install's tree as any machine that installs the
+/// same code from any registry gets it: [`tree_hash`] without npm's
+/// lockfiles. What the lock records as the install's `tree`, and what
+/// `--locked` holds the installed files to.
+pub fn npm_tree_hash(root: &Path) -> io::Result<String> {
+    let mut hasher = Sha256::new();
+    let mut count = 0;
+    walk(root, "", 0, &mut hasher, &mut count, &|path| {
+        NPM_LOCKFILES.contains(&path)
+    })?;
     Ok(hex::encode(hasher.finalize()))
 }
 
@@ -33,6 +51,7 @@ fn walk(
     depth: usize,
     hasher: &mut Sha256,
     count: &mut usize,
+    skip: &dyn Fn(&str) -> bool,
 ) -> io::Result<()> {
     if depth > MAX_DEPTH {
         return Err(io::Error::other(format!(
@@ -55,13 +74,23 @@ fn walk(
             continue;
         }
         let path = format!("{prefix}{name}");
+        if skip(&path) {
+            continue;
+        }
         let kind = entry.file_type()?;
         if kind.is_symlink() {
             let target = std::fs::read_link(entry.path())?;
             hasher.update(format!("l {path}\0{}\n", target.display()).as_bytes());
         } else if kind.is_dir() {
             hasher.update(format!("d {path}\n").as_bytes());
-            walk(&entry.path(), &format!("{path}/"), depth + 1, hasher, count)?;
+            walk(
+                &entry.path(),
+                &format!("{path}/"),
+                depth + 1,
+                hasher,
+                count,
+                skip,
+            )?;
         } else if kind.is_file() {
             let mode = entry.metadata()?.permissions().mode();
             let mut file_hash = Sha256::new();

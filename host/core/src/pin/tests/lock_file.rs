@@ -280,6 +280,7 @@ fn installed_code_is_kept_and_only_then_is_the_lock_version_2() {
         integrity: "sha512-abc".to_owned(),
         entry: "node_modules/@scope/server/dist/index.js".to_owned(),
         dependencies: [("dep@1.0.0".to_owned(), "sha512-def".to_owned())].into(),
+        tree: None,
     };
     let server = lock
         .plugins
