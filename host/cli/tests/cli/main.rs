@@ -8,6 +8,7 @@ mod add;
 mod bundled;
 mod conformance;
 mod doctor;
+mod files;
 mod install;
 mod install_pypi;
 mod intrinsics;
@@ -16,6 +17,7 @@ mod login;
 mod mcp;
 #[path = "../../../../tests/all/common/npm.rs"]
 mod npm;
+mod npm_registry;
 mod pins;
 mod pip_index;
 mod plugins;

@@ -4,62 +4,11 @@
 //! allowed to reach; and a package with only a source distribution,
 //! which is refused saying why.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::{Arc, Mutex};
 
+use super::files::serve;
 use super::install::{lock, text};
-
-/// Serves the files under `root` on a loopback port (`/a/` serves
-/// `a/index.html`), recording each request's path. Runs until the test
-/// process ends.
-fn serve(root: PathBuf) -> (u16, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut first = String::new();
-            if reader.read_line(&mut first).is_err() {
-                continue;
-            }
-            // The rest of the head.
-            let mut line = String::new();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                line.clear();
-            }
-            let path = first.split_whitespace().nth(1).unwrap_or("/").to_owned();
-            log.lock().unwrap().push(path.clone());
-            let path = path.split(['?', '#']).next().unwrap_or("/");
-            let mut file = root.join(path.trim_start_matches('/'));
-            if path.ends_with('/') {
-                file = file.join("index.html");
-            }
-            let (status, body) = match std::fs::read(&file) {
-                Ok(body) if !path.contains("..") => ("200 OK", body),
-                _ => ("404 Not Found", b"not found".to_vec()),
-            };
-            let kind = if path.ends_with(".whl") {
-                "application/octet-stream"
-            } else {
-                "text/html"
-            };
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\
-                 Connection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(&body);
-        }
-    });
-    (port, seen)
-}
 
 /// A PEP 503 index in `root`: `hsdemo` 1.0 as a wheel with a console
 /// script `hsdemo`, and `hssdist` 1.0 as a source distribution only.

@@ -40,6 +40,15 @@ pub struct Code {
     /// has none). `--locked` holds the installed files to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<String>,
+    /// The registry it was installed from (`scheme://host[:port]`), for
+    /// people: a mirror gives the same code, so it is not compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry: Option<String>,
+    /// The dependencies installed from elsewhere than [`Code::registry`]
+    /// (a scoped registry the user's config names): `name@version` to
+    /// where. Not compared either.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sources: BTreeMap<String, String>,
 }
 
 /// The kinds of code the host installs.
@@ -93,6 +102,8 @@ impl Code {
         let Code { tree, .. } = installed;
         let without = |code: &Code| Code {
             tree: None,
+            registry: None,
+            sources: BTreeMap::new(),
             ..code.clone()
         };
         without(self) == without(installed) && (self.tree.is_none() || self.tree == *tree)
@@ -168,6 +179,8 @@ mod tests {
             entry: "node_modules/pkg/index.js".to_owned(),
             dependencies: Default::default(),
             tree: tree.map(str::to_owned),
+            registry: None,
+            sources: Default::default(),
         }
     }
 
@@ -178,6 +191,9 @@ mod tests {
         assert!(!a.admits(&b), "another tree");
         assert!(!a.admits(&code(None)), "an install that records none");
         assert!(code(None).admits(&a), "a lock written before trees");
+        let mut mirrored = a.clone();
+        mirrored.registry = Some("http://mirror.example".to_owned());
+        assert!(a.admits(&mirrored), "the same code from a mirror");
         let mut other = a.clone();
         other.version = "1.0.1".to_owned();
         assert!(!code(None).admits(&other));

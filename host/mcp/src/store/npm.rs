@@ -3,10 +3,15 @@
 //! its exact version and integrity (and every dependency's) read from the
 //! `package-lock.json` npm wrote, and the program to run from its `bin`.
 //!
-//! Invariant: npm runs with `--ignore-scripts` (a package's install
-//! scripts are code run at install, outside any server's grants) and,
-//! confined, may write only the new install and its cache, and connect
-//! only to the registry's port.
+//! Invariants:
+//! - npm runs with `--ignore-scripts` (a package's install scripts are
+//!   code run at install, outside any server's grants) and, confined, may
+//!   write only the new install and its cache, and connect only to the
+//!   registry's port.
+//! - Every package comes from the registry, or from a scoped registry the
+//!   user's npm config names: one that npm's lockfile says was resolved
+//!   from any other host (a packument may point a tarball anywhere, and
+//!   the kernel's rules limit ports, not hosts) refuses the install.
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
@@ -142,6 +147,55 @@ fn registry() -> String {
     configured_registry().unwrap_or_else(|| "https://registry.npmjs.org/".to_owned())
 }
 
+/// The scoped registries (`@scope:registry=URL`) the user's environment
+/// and `~/.npmrc` name.
+fn scoped_registries() -> Vec<String> {
+    let mut found: Vec<String> = std::env::vars()
+        .filter(|(k, _)| {
+            let k = k.to_ascii_lowercase();
+            k.starts_with("npm_config_@") && k.ends_with(":registry")
+        })
+        .map(|(_, v)| v)
+        .collect();
+    if let Some(text) = super::home().and_then(|h| std::fs::read_to_string(h.join(".npmrc")).ok()) {
+        found.extend(text.lines().filter_map(|l| {
+            let (key, value) = l.trim().split_once('=')?;
+            (key.trim().starts_with('@') && key.trim().ends_with(":registry"))
+                .then(|| value.trim().to_owned())
+        }));
+    }
+    found
+}
+
+/// `scheme://host[:port]` of `url`, if it is an http(s) URL.
+fn origin(url: &str) -> Option<String> {
+    let url = url::Url::parse(url.trim()).ok()?;
+    matches!(url.scheme(), "http" | "https").then(|| url.origin().ascii_serialization())
+}
+
+/// Where `name@version` came from, as npm's lockfile says, if that is
+/// the registry or one of `scoped`; else why it may not be installed.
+fn source(
+    dependency: &str,
+    resolved: &str,
+    registry: &str,
+    scoped: &[String],
+) -> Result<String, String> {
+    let shown = super::shown_registry(resolved);
+    match origin(resolved) {
+        Some(from) if from == registry || scoped.contains(&from) => Ok(from),
+        Some(from) => Err(format!(
+            "{dependency} was resolved from {from} ({shown}), not from the registry {registry}: \
+             a registry may not send packages from other hosts; if {from} is a registry of \
+             yours, name it for its scope in ~/.npmrc (@scope:registry={from}/)"
+        )),
+        None => Err(format!(
+            "{dependency} was resolved from {shown}, which is not a registry: only packages \
+             from the registry are installed"
+        )),
+    }
+}
+
 /// The installed package, its dependencies and its program, from what npm
 /// wrote in `dir`.
 fn read_install(dir: &Path, command: &str) -> Result<Code, String> {
@@ -169,6 +223,18 @@ fn read_install(dir: &Path, command: &str) -> Result<Code, String> {
     let integrity = field(top, "integrity").ok_or_else(|| {
         format!("{name} has no integrity in npm's lock (was it installed from a registry?)")
     })?;
+    let registry = origin(&registry()).unwrap_or_default();
+    let scoped: Vec<String> = scoped_registries()
+        .iter()
+        .filter_map(|r| origin(r))
+        .collect();
+    let mut sources = BTreeMap::new();
+    if let Some(resolved) = field(top, "resolved") {
+        let from = source(&format!("{name}@{version}"), &resolved, &registry, &scoped)?;
+        if from != registry {
+            sources.insert(format!("{name}@{version}"), from);
+        }
+    }
     let mut dependencies = BTreeMap::new();
     for (key, entry) in packages {
         let Some(at) = key.rfind("node_modules/") else {
@@ -179,8 +245,15 @@ fn read_install(dir: &Path, command: &str) -> Result<Code, String> {
             continue;
         }
         if let Some(version) = field(entry, "version") {
+            let key = format!("{dependency}@{version}");
+            if let Some(resolved) = field(entry, "resolved") {
+                let from = source(&key, &resolved, &registry, &scoped)?;
+                if from != registry {
+                    sources.insert(key.clone(), from);
+                }
+            }
             let integrity = field(entry, "integrity").unwrap_or_else(|| "none".to_owned());
-            dependencies.insert(format!("{dependency}@{version}"), integrity);
+            dependencies.insert(key, integrity);
         }
     }
     if dependencies.len() > tiny_harness_core::pin::MAX_DEPENDENCIES {
@@ -199,6 +272,8 @@ fn read_install(dir: &Path, command: &str) -> Result<Code, String> {
         entry,
         dependencies,
         tree: None,
+        registry: Some(registry),
+        sources,
     })
 }
 

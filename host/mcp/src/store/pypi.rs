@@ -220,5 +220,7 @@ fn read_report(report: &Path, package: &str, command: &str, dir: &Path) -> Resul
         entry: script,
         dependencies,
         tree: None,
+        registry: None,
+        sources: Default::default(),
     })
 }

@@ -12,6 +12,8 @@ fn code() -> Code {
         entry: "node_modules/pkg/index.js".to_owned(),
         dependencies: Default::default(),
         tree: None,
+        registry: None,
+        sources: Default::default(),
     }
 }
 

@@ -281,6 +281,8 @@ fn installed_code_is_kept_and_only_then_is_the_lock_version_2() {
         entry: "node_modules/@scope/server/dist/index.js".to_owned(),
         dependencies: [("dep@1.0.0".to_owned(), "sha512-def".to_owned())].into(),
         tree: None,
+        registry: None,
+        sources: Default::default(),
     };
     let server = lock
         .plugins
