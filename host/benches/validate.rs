@@ -22,6 +22,10 @@
 //!
 //! Run: `cargo bench -p tiny-harness-host --bench validate`.
 
+// A benchmark or example that cannot set up has nothing to measure or
+// show: it stops at once, saying where.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use tiny_harness_core::invoke::VALIDATION_BUDGET;

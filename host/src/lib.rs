@@ -181,13 +181,12 @@
 //! refusal is a typed error on one line. `docs/security.md` lists them.
 
 mod config;
-#[cfg(all(
-    test,
-    not(all(feature = "mcp", feature = "http", feature = "intrinsics"))
-))]
+#[cfg(test)]
+#[cfg(not(all(feature = "mcp", feature = "http", feature = "intrinsics")))]
 mod features_tests;
 mod host;
-#[cfg(all(test, feature = "mcp"))]
+#[cfg(test)]
+#[cfg(feature = "mcp")]
 mod launchers_tests;
 
 // The layers below, by the names the facade's own code uses.

@@ -3,6 +3,10 @@
 //!
 //! One test binary with a module per feature, so it links once.
 
+// Every function here is a test or serves one: a failed unwrap is a
+// failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 mod builder;

@@ -295,7 +295,8 @@ fn inspect(file: &File) -> std::io::Result<(Option<FileKind>, u64)> {
     Ok((kind, meta.len()))
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::sync::mpsc;

@@ -467,11 +467,15 @@ pub(super) fn explain(open: &mut Connection, why: String) -> String {
 /// in transport errors (`Transport [rmcp::transport::worker::WorkerTransport<…>]
 /// error: …`), which tell a user nothing.
 pub(super) fn plain(error: &dyn std::fmt::Display) -> String {
-    static TYPE_NAME: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r" ?\[[A-Za-z_][A-Za-z0-9_]*::[A-Za-z0-9_:<>, ]*\]").expect("a regex")
+    static TYPE_NAME: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r" ?\[[A-Za-z_][A-Za-z0-9_]*::[A-Za-z0-9_:<>, ]*\]").ok()
     });
     let text = error.to_string();
-    tiny_harness_core::display::one_line(&TYPE_NAME.replace_all(&text, "")).into_owned()
+    let text = match &*TYPE_NAME {
+        Some(type_name) => type_name.replace_all(&text, ""),
+        None => text.as_str().into(),
+    };
+    tiny_harness_core::display::one_line(&text).into_owned()
 }
 
 /// Refuses a session whose protocol version is none the host offered (a

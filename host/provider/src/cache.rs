@@ -64,6 +64,10 @@ impl Encoded {
     }
 
     /// The entry as a [`Value`] again.
+    #[allow(
+        clippy::expect_used,
+        reason = "the text is a JSON value's, written by serde_json"
+    )]
     pub fn value(&self) -> Value {
         serde_json::from_str(&self.text).expect("the text of a JSON value")
     }
@@ -84,6 +88,7 @@ impl ToolCache {
     ///
     /// # Panics
     /// If the tool's slot holds another type: this is its only user.
+    #[allow(clippy::expect_used, reason = "this is the slot's only user")]
     pub fn of(tool: &RegisteredTool) -> &ToolCache {
         tool.derived
             .get_or_init(|| ToolCache {
@@ -111,6 +116,7 @@ impl ToolCache {
 
     /// The tool's entry for `provider` under its own wire name, built with
     /// `build` on first use.
+    #[allow(clippy::expect_used, reason = "Provider::ALL lists every provider")]
     pub fn entry(&self, provider: Provider, build: impl FnOnce() -> Encoded) -> &Arc<Encoded> {
         let slot = Provider::ALL
             .iter()

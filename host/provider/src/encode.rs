@@ -105,6 +105,10 @@ pub(super) fn assemble(
     let mut rewrites = Vec::new();
     for (tool, cache) in tools.iter().zip(caches) {
         let own: &str = cache.wire(rule);
+        #[allow(
+            clippy::expect_used,
+            reason = "the codec was built from these tools' names"
+        )]
         let wire_name = if all_own {
             own
         } else {

@@ -227,6 +227,7 @@ impl Deref for ToolsPayload {
 /// The whole value, built if it is not yet; what is changed through it is
 /// what the payload then holds.
 impl DerefMut for ToolsPayload {
+    #[allow(clippy::expect_used, reason = "the value is set just above")]
     fn deref_mut(&mut self) -> &mut Value {
         if self.value.get().is_none() {
             self.value = OnceLock::from(self.build());

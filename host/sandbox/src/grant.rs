@@ -48,5 +48,6 @@ fn toml_string(text: &str) -> String {
     out
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests;

@@ -232,5 +232,6 @@ impl WasiHttpHooks for OutboundHttp {
     }
 }
 
-#[cfg(all(test, feature = "http"))]
+#[cfg(test)]
+#[cfg(feature = "http")]
 mod tests;

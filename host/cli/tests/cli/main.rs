@@ -4,6 +4,10 @@
 //! Every run is bounded: a child still running after [`LIVENESS`] is
 //! killed and the test fails, which is how a hang shows up.
 
+// Every function here is a test or serves one: a failed unwrap is a
+// failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod add;
 mod bundled;
 mod conformance;

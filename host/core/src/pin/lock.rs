@@ -249,6 +249,10 @@ impl Lock {
     /// keys sorted, a trailing newline; the same for the same contents
     /// whatever order the maps were filled in, so `git diff` of two locks
     /// shows exactly the tools that changed.
+    #[allow(
+        clippy::expect_used,
+        reason = "a JSON value with string keys always serialises"
+    )]
     pub fn to_text(&self) -> String {
         let mut text = serde_json::to_string_pretty(&written(self))
             .expect("a lock serialises: every key is a string");

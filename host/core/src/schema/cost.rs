@@ -187,7 +187,8 @@ pub fn evaluation_bounds(schema: &Value, budget: u64) -> Result<Bounds, CostErro
     let resource = draft.create_resource_ref(schema);
     let base = match resource.id() {
         Some(id) => referencing::uri::from_str(id).map_err(|e| unresolvable(e.to_string()))?,
-        None => referencing::uri::from_str("json-schema:///").expect("a valid URI"),
+        None => referencing::uri::from_str("json-schema:///")
+            .map_err(|e| unresolvable(e.to_string()))?,
     };
     let registry = Registry::new()
         .retriever(NoRetrieval)

@@ -50,14 +50,13 @@ impl Prepared {
     fn new() -> Prepared {
         // SAFETY: plain system calls without arguments.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-        let path = |p: &str| CString::new(p).expect("no NUL");
         Prepared {
             user: uid != 0,
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
-            uid_map_path: path("/proc/self/uid_map"),
-            gid_map_path: path("/proc/self/gid_map"),
-            setgroups_path: path("/proc/self/setgroups"),
+            uid_map_path: c"/proc/self/uid_map".into(),
+            gid_map_path: c"/proc/self/gid_map".into(),
+            setgroups_path: c"/proc/self/setgroups".into(),
         }
     }
 }

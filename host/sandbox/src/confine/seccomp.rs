@@ -170,6 +170,10 @@ fn assemble(ops: &[Op]) -> Vec<libc::sock_filter> {
     let mut out = Vec::with_capacity(index);
     for op in ops {
         let here = out.len();
+        #[allow(
+            clippy::expect_used,
+            reason = "the filter is fixed, and every jump in it is short and forward"
+        )]
         let offset = |to: To| -> u8 {
             match to {
                 To::Next => 0,

@@ -43,13 +43,14 @@ impl<'g> Named<'g> {
                     let (name, w) = (x.0, x.1.saturating_add(y.1));
                     a.next();
                     b.next();
-                    (name, w)
+                    Some((name, w))
                 }
-                (Some(x), Some(y)) if x.0 < y.0 => a.next().expect("peeked"),
-                (Some(_), _) => a.next().expect("peeked"),
-                (None, Some(_)) => b.next().expect("peeked"),
-                (None, None) => break,
+                (Some(x), Some(y)) if x.0 < y.0 => a.next(),
+                (Some(_), _) => a.next(),
+                (None, Some(_)) => b.next(),
+                (None, None) => None,
             };
+            let Some(next) = next else { break };
             self.named.push(next);
         }
         if self.named.len() > MAX_NAMES {

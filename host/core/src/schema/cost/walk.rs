@@ -82,7 +82,8 @@ impl<'a> Graph<'a> {
             }
             first.get_or_insert(id);
         }
-        first.expect("the stack starts with one subschema")
+        // The stack starts with the root subschema, which is indexed first.
+        first.unwrap_or_default()
     }
 
     /// Creates the node for `value` and queues its subschemas.
