@@ -46,8 +46,8 @@ impl<'g> Named<'g> {
                     Some((name, w))
                 }
                 (Some(x), Some(y)) if x.0 < y.0 => a.next(),
-                (Some(_), _) => a.next(),
-                (None, Some(_)) => b.next(),
+                (Some(_), Some(_)) | (None, Some(_)) => b.next(),
+                (Some(_), None) => a.next(),
                 (None, None) => None,
             };
             let Some(next) = next else { break };
@@ -285,5 +285,30 @@ impl<'a> Graph<'a> {
             Some((keyword, total)) if total >= node.local => format!("{}/{keyword}", node.pointer),
             _ => node.pointer.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Named;
+
+    fn named<'g>(pairs: &[(&'g str, u64)]) -> Named<'g> {
+        Named {
+            named: pairs.to_vec(),
+            coarse: 0,
+        }
+    }
+
+    #[test]
+    fn adding_keeps_the_names_sorted_so_that_each_name_sums_once() {
+        // "b" then "a": the sum must come out sorted, or a later summand
+        // of "a" would not meet the "a" already there and the bound would
+        // take the larger of two parts instead of their sum.
+        let mut sum = named(&[("b", 1)]);
+        sum.add(&named(&[("a", 2)]));
+        assert_eq!(sum.named, [("a", 2), ("b", 1)]);
+        sum.add(&named(&[("a", 3)]));
+        assert_eq!(sum.named, [("a", 5), ("b", 1)]);
+        assert_eq!(sum.bound(), 5);
     }
 }
