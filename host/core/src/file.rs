@@ -295,6 +295,13 @@ fn inspect(file: &File) -> std::io::Result<(Option<FileKind>, u64)> {
     Ok((kind, meta.len()))
 }
 
+/// Replaces the file at `path` with `bytes` atomically: a reader (or a
+/// crash) sees the old file or the new one, never a part of either; the
+/// new file keeps the old one's permissions.
+pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write::atomically(path, bytes)
+}
+
 #[cfg(test)]
 #[cfg(unix)]
 mod tests {
@@ -481,11 +488,4 @@ mod tests {
             "{error}"
         );
     }
-}
-
-/// Replaces the file at `path` with `bytes` atomically: a reader (or a
-/// crash) sees the old file or the new one, never a part of either; the
-/// new file keeps the old one's permissions.
-pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write::atomically(path, bytes)
 }
