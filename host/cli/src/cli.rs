@@ -155,13 +155,14 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     server,
                     upgrade,
                     timeout,
+                    max_size,
                 },
         } => {
-            let options = crate::tooling::install::Options::new(
-                *upgrade,
-                cli.locked,
+            let limits = crate::tooling::install::InstallLimits::new(
                 std::time::Duration::from_secs(*timeout),
+                max_size << 20,
             );
+            let options = crate::tooling::install::Options::new(*upgrade, cli.locked, limits);
             return install::install(&cli.config, server.as_deref(), options).await;
         }
         Command::Workflow {

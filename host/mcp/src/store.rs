@@ -21,6 +21,7 @@
 mod index;
 mod npm;
 mod pypi;
+mod room;
 mod tree;
 
 use std::path::{Path, PathBuf};
@@ -29,12 +30,29 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 pub use super::fetch::Fetch;
-pub use tree::{MAX_TREE_FILES, STAT_FILE, npm_tree_hash, stat_changed, stat_record, tree_hash};
+pub use tree::{
+    MAX_TREE_FILES, STAT_FILE, npm_tree_hash, pypi_tree_hash, stat_changed, stat_record, tree_hash,
+};
+
+/// The tree the lock pins of an install of `kind` at `root`: its files as
+/// any machine that installs the same code gets them, wherever it is
+/// ([`npm_tree_hash`], [`pypi_tree_hash`]).
+pub fn pinned_tree(root: &Path, kind: &str) -> std::io::Result<String> {
+    match kind {
+        "npm" => npm_tree_hash(root),
+        _ => pypi_tree_hash(root),
+    }
+}
 
 use tiny_harness_core::pin::Code;
 
 /// The manifest's file name inside an install.
 pub const MANIFEST: &str = "install.json";
+
+/// Where a `--locked` start of a PyPI server looks for bytecode: a path
+/// that cannot exist, so that Python compiles every module from its
+/// pinned source and loads nothing from the install's `__pycache__`.
+const NO_BYTECODE: &str = "/dev/null/tiny-harness-locked";
 
 /// The largest manifest read (it lists every dependency).
 const MAX_MANIFEST_BYTES: u64 = 4 << 20;
@@ -60,10 +78,14 @@ pub struct Installed {
 
 impl Installed {
     /// The program and leading arguments that run its entry: `node ENTRY`
-    /// for npm, the venv's interpreter and the script for PyPI.
+    /// for npm; for PyPI the venv's interpreter running the console
+    /// script's entry point (see `pypi::entry_program`), and with
+    /// `locked` loading none of the bytecode in the install (it is no
+    /// part of what the lock pins: Python compiles the pinned sources).
     pub fn command(
         &self,
         path: Option<&std::ffi::OsStr>,
+        locked: bool,
     ) -> Result<(PathBuf, Vec<String>), String> {
         let entry = self.dir.join(&self.manifest.code.entry);
         match self.manifest.code.kind.as_str() {
@@ -72,17 +94,22 @@ impl Installed {
                     .ok_or("node is not on PATH: an npm server runs with node (install Node.js)")?;
                 Ok((node, vec![entry.display().to_string()]))
             }
-            _ => Ok((
-                self.dir.join("venv/bin/python"),
-                vec![entry.display().to_string()],
-            )),
+            _ => {
+                let program = pypi::entry_program(&self.dir, &self.manifest.code)?;
+                let mut args = Vec::new();
+                if locked {
+                    args.extend(["-X".to_owned(), format!("pycache_prefix={NO_BYTECODE}")]);
+                }
+                args.extend(["-c".to_owned(), program]);
+                Ok((self.dir.join("venv/bin/python"), args))
+            }
         }
     }
 
     /// What the program reads besides the system: the install, and (for a
     /// venv) its base interpreter's prefix.
     pub fn read(&self, path: Option<&std::ffi::OsStr>) -> Vec<PathBuf> {
-        let (program, _) = match self.command(path) {
+        let (program, _) = match self.command(path, false) {
             Ok(command) => command,
             Err(_) => return vec![self.dir.clone()],
         };
@@ -122,6 +149,11 @@ impl StartCheck {
             server: server.to_owned(),
             full,
         }
+    }
+
+    /// Whether it checks every byte (`--locked`).
+    pub fn full(&self) -> bool {
+        self.full
     }
 
     /// Runs it: one line saying what changed and what to run.
@@ -244,8 +276,18 @@ impl Store {
     /// the host admits no install whose code the lock does not), else as
     /// its manifest records.
     pub fn verify(&self, installed: &Installed, server: &str) -> Result<(), String> {
+        let pypi = installed.manifest.code.kind == "pypi";
+        if pypi {
+            pypi::interpreter(&installed.dir).map_err(|why| {
+                format!(
+                    "the venv of {server} in {} is not as installed ({why}): run tiny-harness mcp \
+                     install {server} to install it again",
+                    installed.dir.display()
+                )
+            })?;
+        }
         if let Some(pinned) = &installed.manifest.code.tree {
-            let now = npm_tree_hash(&installed.dir).map_err(|e| {
+            let now = pinned_tree(&installed.dir, &installed.manifest.code.kind).map_err(|e| {
                 format!(
                     "cannot read the install of {server} in {}: {e}",
                     installed.dir.display()
@@ -261,7 +303,12 @@ impl Store {
                     &pinned[..12.min(pinned.len())]
                 ));
             }
-            return Ok(());
+            // The rest of a venv (its scripts, its configuration) names the
+            // place it is in, so the lock cannot pin it: held to the
+            // install's own record, and its interpreter checked above.
+            if !pypi {
+                return Ok(());
+            }
         }
         let now = tree_hash(&installed.dir).map_err(|e| {
             format!(
@@ -293,30 +340,42 @@ impl Store {
         fetch: &Fetch,
         confined: bool,
         expect: Option<&Code>,
-        limit: Duration,
+        limits: InstallLimits,
     ) -> Result<Installed, String> {
         let parent = self.root.join(plugin);
         std::fs::create_dir_all(&parent)
             .map_err(|e| format!("cannot make the store {}: {e}", parent.display()))?;
         let staging = Staging::new(&parent, server)?;
         let budget = Budget {
-            limit,
-            deadline: Instant::now() + limit,
+            limit: limits.time,
+            deadline: Instant::now() + limits.time,
+            bytes: limits.bytes,
+            staging: staging.path().to_owned(),
         };
         let code = match fetch {
             Fetch::Npm { package, command } => {
-                let mut code =
-                    npm::install(staging.path(), package, command, confined, &budget).await?;
-                code.tree = Some(
-                    npm_tree_hash(staging.path())
-                        .map_err(|e| format!("cannot read what was installed: {e}"))?,
-                );
-                code
+                npm::install(staging.path(), package, command, confined, &budget).await?
             }
             Fetch::PyPi { package, command } => {
                 pypi::install(staging.path(), package, command, confined, &budget).await?
             }
         };
+        // The package manager's cache and temporary files are not part of
+        // what runs.
+        let work = staging.path().join(room::WORK);
+        if work.exists() {
+            std::fs::remove_dir_all(&work)
+                .map_err(|e| format!("cannot remove {}: {e}", work.display()))?;
+        }
+        let mut code = code;
+        code.tree = Some(
+            pinned_tree(staging.path(), &code.kind)
+                .map_err(|e| format!("cannot read what was installed: {e}"))?,
+        );
+        if code.kind == "pypi" {
+            // The entry point it runs is declared where the tree pins it.
+            pypi::entry_program(staging.path(), &code)?;
+        }
         if let Some(expected) = expect
             && !expected.admits(&code)
         {
@@ -439,12 +498,54 @@ struct Step {
     registry: Option<String>,
 }
 
-/// The time one install may take, all its steps together: a registry that
-/// takes the connection and never answers (or answers a byte at a time)
-/// must not hold `mcp install` for ever.
+/// What one install may take: time, all its steps together (a registry
+/// that takes the connection and never answers, or answers a byte at a
+/// time, must not hold `mcp install` for ever), and room (a registry that
+/// serves a huge package, or one that unpacks to a huge tree, must not
+/// fill the disk).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InstallLimits {
+    /// The longest it may take (`mcp install --timeout`).
+    pub time: Duration,
+    /// The most bytes its downloads, its package manager's cache and
+    /// temporary files, and what they unpack to may hold together while it
+    /// is made (`mcp install --max-size`); no one file may be larger
+    /// either.
+    pub bytes: u64,
+}
+
+impl InstallLimits {
+    /// The limits of `time` and `bytes`.
+    pub fn new(time: Duration, bytes: u64) -> InstallLimits {
+        InstallLimits { time, bytes }
+    }
+}
+
+impl Default for InstallLimits {
+    fn default() -> Self {
+        InstallLimits {
+            time: DEFAULT_INSTALL_TIMEOUT,
+            bytes: DEFAULT_INSTALL_SIZE,
+        }
+    }
+}
+
+/// The default of `mcp install --max-size`: room for the largest real
+/// servers (a few hundred npm packages, or a venv with compiled
+/// dependencies, are tens of MiB) many times over.
+pub const DEFAULT_INSTALL_SIZE: u64 = 512 << 20;
+
+/// The most `mcp install --max-size` allows.
+pub const MAX_INSTALL_SIZE: u64 = 64 << 30;
+
+/// What is left of one install's [`InstallLimits`] as it is made.
 struct Budget {
     limit: Duration,
     deadline: Instant,
+    bytes: u64,
+    /// The staging directory, whose size is watched.
+    staging: PathBuf,
 }
 
 impl Budget {
@@ -459,7 +560,37 @@ impl Budget {
     fn per_request(&self, cap: Duration) -> Duration {
         cap.min(self.limit).max(Duration::from_secs(1))
     }
+
+    /// Why the install is over its room, if it is.
+    async fn over(&self) -> Option<String> {
+        let (staging, bytes) = (self.staging.clone(), self.bytes);
+        let over = tokio::task::spawn_blocking(move || room::over(&staging, bytes))
+            .await
+            .ok()??;
+        Some(self.too_big(over))
+    }
+
+    /// The refusal of an install past its room.
+    fn too_big(&self, over: room::Over) -> String {
+        let what = match over {
+            room::Over::Bytes => format!(
+                "it grew past the install's limit of {} MiB (what it downloads and what that \
+                 unpacks to, together)",
+                room::mib(self.bytes)
+            ),
+            room::Over::Entries => format!(
+                "it grew past the install's limit of {MAX_TREE_FILES} files (or nests too deep)"
+            ),
+        };
+        format!(
+            "{what}: nothing was kept; if the package is meant to be that large, allow more \
+             with tiny-harness mcp install --max-size MIB"
+        )
+    }
 }
+
+/// How often the size of an install is measured while it is made.
+const ROOM_POLL: Duration = Duration::from_millis(200);
 
 /// The default of `mcp install --timeout`: time for the largest real
 /// servers (a cold npm cache, a few hundred packages) on a slow link.
@@ -482,6 +613,10 @@ async fn run(step: Step, confined: bool, budget: &Budget) -> Result<(), String> 
         registry,
     } = step;
     use tiny_harness_sandbox::confine::{Network, Policy, Rlimits, Stdio3};
+    let mut rlimits = Rlimits::default();
+    // No one file past the install's room: a huge download ends at once,
+    // whatever the measure between two looks would let through.
+    rlimits.file_size = budget.bytes;
     let policy = confined.then(|| Policy {
         read,
         write,
@@ -491,7 +626,7 @@ async fn run(step: Step, confined: bool, budget: &Budget) -> Result<(), String> 
             Network::Ports(ports)
         },
         unix_sockets: Vec::new(),
-        rlimits: Rlimits::default(),
+        rlimits,
     });
     let what = Stdio3 {
         program: program.clone(),
@@ -515,11 +650,42 @@ async fn run(step: Step, confined: bool, budget: &Budget) -> Result<(), String> 
     if left.is_zero() {
         return Err(timed_out());
     }
-    let ran = tiny_harness_sandbox::confine::run(what, policy, 1 << 20, left)
-        .await
-        .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+    let running = tiny_harness_sandbox::confine::run(what, policy, 1 << 20, left);
+    tokio::pin!(running);
+    let mut poll = tokio::time::interval(ROOM_POLL);
+    poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let ran = loop {
+        tokio::select! {
+            ran = &mut running => break ran,
+            _ = poll.tick() => {
+                // Dropping the run kills the package manager and all it
+                // started.
+                if let Some(why) = budget.over().await {
+                    return Err(why);
+                }
+            }
+        }
+    };
+    let ran = ran.map_err(|e| format!("cannot run {}: {e}", program.display()))?;
     if ran.timed_out {
         return Err(timed_out());
+    }
+    // What it wrote after the last look.
+    if let Some(why) = budget.over().await {
+        return Err(why);
+    }
+    // A file past the room's size was refused by the kernel: the
+    // process got SIGXFSZ, or (where it ignores it) EFBIG.
+    let refused = |said: &[u8]| {
+        let said = String::from_utf8_lossy(said);
+        said.contains("EFBIG") || said.contains("File too large")
+    };
+    if ran.exited
+        == tiny_harness_sandbox::confine::Exited::Signal(rustix::process::Signal::XFSZ.as_raw())
+        || (ran.exited != tiny_harness_sandbox::confine::Exited::Code(0)
+            && (refused(&ran.stderr) || refused(&ran.stdout)))
+    {
+        return Err(budget.too_big(room::Over::Bytes));
     }
     if ran.exited == tiny_harness_sandbox::confine::Exited::Code(0) {
         return Ok(());

@@ -61,7 +61,7 @@ impl HostState {
                     return Err(why);
                 };
                 let path = std::env::var_os("PATH");
-                let (program, _) = found.installed.command(path.as_deref())?;
+                let (program, _) = found.installed.command(path.as_deref(), false)?;
                 let stand_in = grants
                     .unusable
                     .iter()
@@ -147,7 +147,7 @@ impl HostState {
                         differences.join("; ")
                     ));
                 }
-                if recorded.tree.is_none() && recorded.kind == "npm" {
+                if recorded.tree.is_none() {
                     // A lock written before trees were kept: the install's
                     // tree is recorded now (trust on first use); --locked,
                     // which holds the files to the lock, cannot hold them
@@ -207,9 +207,9 @@ impl FromStore {
         let Target::Process(process) = &mut launch.target else {
             return Ok(launch);
         };
-        launch.store_check = Some(self.check);
         let path = std::env::var_os("PATH");
-        let (program, mut args) = self.installed.command(path.as_deref())?;
+        let (program, mut args) = self.installed.command(path.as_deref(), self.check.full())?;
+        launch.store_check = Some(self.check);
         args.extend(self.server_args);
         process.program = program;
         process.args = args;

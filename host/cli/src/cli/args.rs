@@ -201,6 +201,13 @@ pub(super) enum McpAction {
         #[arg(long, value_name = "SECS", default_value_t = 300,
               value_parser = clap::value_parser!(u64).range(1..=3600))]
         timeout: u64,
+        /// The most room one server's install may take while it is made, in MiB: what it
+        /// downloads, its package manager's cache, and what that unpacks to, together (no
+        /// one file larger either); past it the install is refused and nothing kept. 1 to
+        /// 65536.
+        #[arg(long, value_name = "MIB", default_value_t = 512,
+              value_parser = clap::value_parser!(u64).range(1..=65536))]
+        max_size: u64,
     },
     /// Start a stdio server of the config as the host starts it, confined, under strace,
     /// through an MCP handshake: every file access and connection it was denied, and the

@@ -22,7 +22,10 @@ use serde_json::Value;
 use tiny_harness_core::pin::Code;
 use tiny_harness_host::Config;
 use tiny_harness_mcp::launcher;
-pub use tiny_harness_mcp::store::{DEFAULT_INSTALL_TIMEOUT, MAX_INSTALL_TIMEOUT};
+pub use tiny_harness_mcp::store::{
+    DEFAULT_INSTALL_SIZE, DEFAULT_INSTALL_TIMEOUT, InstallLimits, MAX_INSTALL_SIZE,
+    MAX_INSTALL_TIMEOUT,
+};
 use tiny_harness_mcp::store::{Fetch, Store};
 
 /// What `mcp install` did for one server.
@@ -56,35 +59,25 @@ pub enum Progress<'a> {
 }
 
 /// How `mcp install` runs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 #[non_exhaustive]
 pub struct Options {
     /// `--upgrade`: move the one server named to the newest version.
     pub upgrade: bool,
     /// `--locked`: record nothing new.
     pub locked: bool,
-    /// The longest one server's install may take, every step of it
-    /// together (default [`DEFAULT_INSTALL_TIMEOUT`]).
-    pub timeout: Duration,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            upgrade: false,
-            locked: false,
-            timeout: DEFAULT_INSTALL_TIMEOUT,
-        }
-    }
+    /// The time and room one server's install may take (default
+    /// [`DEFAULT_INSTALL_TIMEOUT`] and [`DEFAULT_INSTALL_SIZE`]).
+    pub limits: InstallLimits,
 }
 
 impl Options {
-    /// The options with `upgrade`, `locked` and `timeout` as given.
-    pub fn new(upgrade: bool, locked: bool, timeout: Duration) -> Options {
+    /// The options with `upgrade`, `locked` and `limits` as given.
+    pub fn new(upgrade: bool, locked: bool, limits: InstallLimits) -> Options {
         Options {
             upgrade,
             locked,
-            timeout,
+            limits,
         }
     }
 }
@@ -112,7 +105,7 @@ pub async fn install(
     let Options {
         upgrade,
         locked,
-        timeout,
+        limits,
     } = options;
     let candidates = candidates(config)?;
     let chosen: Vec<&Candidate> = match filter {
@@ -156,7 +149,7 @@ pub async fn install(
             recorded: recorded.as_ref(),
             upgrade,
             locked,
-            timeout,
+            limits,
         };
         let (done, skipped) = match one.install().await {
             Ok((done, Some(code))) => {
@@ -216,7 +209,7 @@ struct One<'a> {
     recorded: Option<&'a Code>,
     upgrade: bool,
     locked: bool,
-    timeout: Duration,
+    limits: InstallLimits,
 }
 
 impl One<'_> {
@@ -239,7 +232,10 @@ impl One<'_> {
                     (recorded.tree.is_none() && installed.manifest.code.tree.is_some() && !self.locked)
                         .then_some(installed.manifest.code)
                 };
+                // An install made before trees were kept is made again
+                // (exactly as recorded) to get one.
                 if let Ok(Some(installed)) = self.store.installed(&candidate.plugin, server)
+                    && installed.manifest.code.tree.is_some()
                     && recorded.admits(&installed.manifest.code)
                     && self.store.verify(&installed, server).is_ok()
                 {
@@ -257,7 +253,7 @@ impl One<'_> {
                         &exact,
                         candidate.confined,
                         Some(recorded),
-                        self.timeout,
+                        self.limits,
                     )
                     .await?;
                 Ok((
@@ -274,7 +270,7 @@ impl One<'_> {
                         &candidate.fetch,
                         candidate.confined,
                         None,
-                        self.timeout,
+                        self.limits,
                     )
                     .await?;
                 let code = installed.manifest.code;

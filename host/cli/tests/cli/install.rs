@@ -13,6 +13,14 @@ pub(super) fn text(output: &Output) -> String {
     format!("{}{}", stdout(output), stderr(output))
 }
 
+/// What is left in the store of the config in `dir` (its `mcp` plugin's
+/// directory): nothing, after any refused install.
+pub(super) fn left_in_store(dir: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir.join("tiny-harness.store/mcp"))
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default()
+}
+
 /// The lock of `dir`'s `tiny-harness.toml`, as JSON.
 pub(super) fn lock(dir: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(dir.join("tiny-harness.lock")).expect("a lock");
@@ -325,10 +333,7 @@ fn bad_installs_are_one_line_errors_that_leave_nothing_behind() {
         ) && error.contains("404"),
         "{error}"
     );
-    let store = dir.path().join("tiny-harness.store/mcp");
-    let left: Vec<_> = std::fs::read_dir(&store)
-        .map(|d| d.collect())
-        .unwrap_or_default();
+    let left = left_in_store(dir.path());
     assert!(left.is_empty(), "left behind: {left:?}");
     assert!(
         !dir.path().join("tiny-harness.lock").exists()
@@ -374,7 +379,11 @@ fn bad_installs_are_one_line_errors_that_leave_nothing_behind() {
         text(&gone)
     );
     assert!(lock(dir.path())["plugins"]["mcp"]["servers"]["everything"]["code"].is_null());
-    assert!(!store.join("everything").exists());
+    assert!(
+        !dir.path()
+            .join("tiny-harness.store/mcp/everything")
+            .exists()
+    );
 }
 
 /// A config of two `npx -y` servers: server-everything, and a package
@@ -486,10 +495,7 @@ fn an_install_from_a_registry_that_never_answers_ends_at_its_limit_and_leaves_no
             && error.contains("mcp install --timeout SECS"),
         "{error}"
     );
-    let store = dir.path().join("tiny-harness.store/mcp");
-    let left: Vec<_> = std::fs::read_dir(&store)
-        .map(|d| d.collect())
-        .unwrap_or_default();
+    let left = left_in_store(dir.path());
     assert!(left.is_empty(), "left behind: {left:?}");
     assert!(!dir.path().join("tiny-harness.lock").exists());
 

@@ -166,3 +166,155 @@ fn a_pasted_uvx_server_installs_and_runs_on_a_machine_without_uv() {
         text(&now)
     );
 }
+
+/// Rewrites the install manifest's own `tree` to what the install at
+/// `dir` holds now: what someone who changed the installed files would do
+/// to hide it from a check of the install against itself.
+fn hide_in_manifest(dir: &std::path::Path) {
+    let path = dir.join(tiny_harness_mcp::store::MANIFEST);
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    manifest["tree"] = tiny_harness_mcp::store::tree_hash(dir).unwrap().into();
+    std::fs::write(&path, manifest.to_string()).unwrap();
+}
+
+#[test]
+fn locked_holds_a_pypi_install_to_the_wheels_the_lock_pins_not_to_itself() {
+    let (first, second) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // python3 (pip installs the server) and nothing else of this machine.
+    let bin = first.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::os::unix::fs::symlink("/usr/bin/python3", bin.join("python3")).unwrap();
+    let run = |dir: &std::path::Path, args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
+            .args(args)
+            .current_dir(dir)
+            .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
+            .env("PATH", &bin)
+            .output()
+            .unwrap()
+    };
+    let time = [
+        "mcp",
+        "add",
+        "time",
+        "--",
+        "uvx",
+        "mcp-server-time==2026.10.19",
+    ];
+    for dir in [first.path(), second.path()] {
+        let added = run(dir, &time);
+        assert_eq!(added.status.code(), Some(0), "{}", text(&added));
+    }
+    let install = run(first.path(), &["mcp", "install"]);
+    assert_eq!(install.status.code(), Some(0), "{}", text(&install));
+    let pinned = lock(first.path())["plugins"]["mcp"]["servers"]["time"]["code"]["tree"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let installed = first.path().join("tiny-harness.store/mcp/time");
+    let site = std::fs::read_dir(installed.join("venv/lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    // The venv holds the server's packages and no package manager.
+    let packages: Vec<String> = std::fs::read_dir(&site)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        packages.iter().any(|p| p.starts_with("mcp_server_time"))
+            && !packages
+                .iter()
+                .any(|p| p.starts_with("pip") || p.starts_with("setuptools")),
+        "{packages:?}"
+    );
+    // The tree does not depend on where the install is: the same lock
+    // installs in another directory under --locked.
+    std::fs::copy(
+        first.path().join("tiny-harness.lock"),
+        second.path().join("tiny-harness.lock"),
+    )
+    .unwrap();
+    let elsewhere = run(second.path(), &["--locked", "mcp", "install"]);
+    assert_eq!(elsewhere.status.code(), Some(0), "{}", text(&elsewhere));
+    let call = [
+        "--locked",
+        "call",
+        "mcp/time.get_current_time",
+        r#"{"timezone":"UTC"}"#,
+    ];
+    let works = |why: &str| {
+        let now = run(first.path(), &call);
+        assert_eq!(now.status.code(), Some(0), "{why}: {}", text(&now));
+        assert!(
+            stdout(&now).contains("\"timezone\":\"UTC\""),
+            "{why}: {}",
+            text(&now)
+        );
+    };
+    let refused = |said: &str| {
+        let now = run(first.path(), &call);
+        assert!(stdout(&now).contains(said), "{}", text(&now));
+        assert!(
+            !stdout(&now).contains("\"timezone\":\"UTC\""),
+            "{}",
+            text(&now)
+        );
+    };
+    // The first call pins the plugin and the server's tools.
+    let pinned_tools = run(first.path(), &call[1..]);
+    assert_eq!(
+        pinned_tools.status.code(),
+        Some(0),
+        "{}",
+        text(&pinned_tools)
+    );
+    works("as installed");
+
+    // A changed source, hidden in the manifest: the lock's tree finds it.
+    let server = site.join("mcp_server_time/server.py");
+    let original = std::fs::read(&server).unwrap();
+    let mut changed = original.clone();
+    changed.extend_from_slice(b"\nraise SystemExit('TAMPERED')\n");
+    std::fs::write(&server, &changed).unwrap();
+    hide_in_manifest(&installed);
+    refused(&format!("the lock pins {}", &pinned[..12]));
+    std::fs::write(&server, &original).unwrap();
+
+    // A .pth file (run at every start of Python) that no wheel brought.
+    std::fs::write(site.join("zz.pth"), "import os\n").unwrap();
+    hide_in_manifest(&installed);
+    refused(&format!("the lock pins {}", &pinned[..12]));
+    std::fs::remove_file(site.join("zz.pth")).unwrap();
+
+    // Bytecode made to pass for the pinned source (its size and time in
+    // the header): a --locked start loads none of the install's bytecode.
+    let planted = Command::new(installed.join("venv/bin/python"))
+        .arg("-c")
+        .arg(
+            "import importlib.util, marshal, os, struct, sys\n\
+             src = sys.argv[1]\n\
+             st = os.stat(src)\n\
+             code = compile(\"raise SystemExit('TAMPERED')\", src, 'exec')\n\
+             head = importlib.util.MAGIC_NUMBER + struct.pack('<III', 0, int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF)\n\
+             os.makedirs(os.path.dirname(importlib.util.cache_from_source(src)), exist_ok=True)\n\
+             open(importlib.util.cache_from_source(src), 'wb').write(head + marshal.dumps(code))\n",
+        )
+        .arg(&server)
+        .status()
+        .unwrap();
+    assert!(planted.success());
+    hide_in_manifest(&installed);
+    works("with planted bytecode");
+
+    // Another interpreter behind the venv's python.
+    let python = installed.join("venv/bin/python");
+    std::fs::remove_file(&python).unwrap();
+    std::os::unix::fs::symlink("/bin/sh", &python).unwrap();
+    hide_in_manifest(&installed);
+    refused("its python is");
+}

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use super::files::serve;
-use super::install::{lock, text};
+use super::install::{left_in_store, lock, text};
 
 /// A PEP 503 index in `root`: `hsdemo` 1.0 as a wheel with a console
 /// script `hsdemo`, and `hssdist` 1.0 as a source distribution only.
@@ -61,9 +61,6 @@ fn run(dir: &Path, env: &[(&str, String)], args: &[&str]) -> Output {
         .args(args)
         .current_dir(dir)
         .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
-        // pip's own cache would keep the index's pages from one run to
-        // the next.
-        .env("PIP_NO_CACHE_DIR", "1")
         .env("HOME", dir)
         // python3 (pip installs the server) and nothing of the machine's
         // own Python setup (a pyenv shim would look in HOME).
@@ -176,9 +173,6 @@ fn a_package_with_only_a_source_distribution_is_refused_saying_why() {
     // The source distribution was never fetched, nothing was installed.
     let asked = seen.lock().unwrap().clone();
     assert!(!asked.iter().any(|p| p.ends_with(".tar.gz")), "{asked:?}");
-    let store = dir.path().join("tiny-harness.store/mcp");
-    let left: Vec<_> = std::fs::read_dir(&store)
-        .map(|d| d.collect())
-        .unwrap_or_default();
+    let left = left_in_store(dir.path());
     assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -35,9 +35,11 @@ pub struct Code {
     /// Every package installed with it: `name@version` to its integrity.
     #[serde(default)]
     pub dependencies: BTreeMap<String, String>,
-    /// sha256 over every installed file, as any machine installing this
-    /// code gets them (npm installs; a lock written before it was kept
-    /// has none). `--locked` holds the installed files to it.
+    /// sha256 over the installed files, as any machine installing this
+    /// code gets them wherever it puts it (npm: every file but npm's
+    /// lockfiles; PyPI: the venv's `site-packages` but bytecode and each
+    /// `RECORD`; a lock written before it was kept has none). `--locked`
+    /// holds the installed files to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<String>,
     /// The registry it was installed from (`scheme://host[:port]`), for

@@ -1,13 +1,14 @@
 //! Installing an npm server: `npm install` of the package into a fresh
-//! directory, through the user's own npm (its registry and cache), then
+//! directory, through the user's own npm (its registry and config; the
+//! cache is the install's own, see `room`), then
 //! its exact version and integrity (and every dependency's) read from the
 //! `package-lock.json` npm wrote, and the program to run from its `bin`.
 //!
 //! Invariants:
 //! - npm runs with `--ignore-scripts` (a package's install scripts are
 //!   code run at install, outside any server's grants) and, confined, may
-//!   write only the new install and its cache, and connect only to the
-//!   registry's port.
+//!   write only the new install (its cache and temporary files inside
+//!   it), and connect only to the registry's port.
 //! - Every package comes from the registry, or from a scoped registry the
 //!   user's npm config names: one that npm's lockfile says was resolved
 //!   from any other host (a packument may point a tarball anywhere, and
@@ -40,9 +41,11 @@ pub(super) async fn install(
     )
     .map_err(|e| format!("cannot write package.json: {e}"))?;
     let home = super::home();
-    let cache = std::env::var_os("npm_config_cache")
-        .map(PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".npm")));
+    // A cache and temporary files of the install's own, inside it (and so
+    // within its room), removed once it is made: a refused install leaves
+    // nothing behind in the user's cache either.
+    let (cache, tmp) = super::room::work(dir)
+        .map_err(|e| format!("cannot make the install's cache in {}: {e}", dir.display()))?;
     // What npm reads: its own package and node's, and the user's config.
     let mut read = Vec::new();
     if let Ok(real) = npm.canonicalize() {
@@ -63,18 +66,15 @@ pub(super) async fn install(
         home.as_ref().map(|h| h.join(".npmrc")),
         Some(PathBuf::from("/etc/npmrc")),
     ]));
-    let mut write = vec![dir.to_owned()];
-    if let Some(cache) = &cache {
-        std::fs::create_dir_all(cache)
-            .map_err(|e| format!("cannot make npm's cache {}: {e}", cache.display()))?;
-        write.push(cache.clone());
-    }
+    let write = vec![dir.to_owned()];
     let mut env = super::base_env();
     if let Some(home) = &home {
         env.push(("HOME".to_owned(), home.display().to_string()));
     }
+    env.push(("TMPDIR".to_owned(), tmp.display().to_string()));
     for (key, value) in std::env::vars() {
-        if key.to_ascii_lowercase().starts_with("npm_config_") {
+        let lower = key.to_ascii_lowercase();
+        if lower.starts_with("npm_config_") && lower != "npm_config_cache" {
             env.push((key, value));
         }
     }
@@ -97,6 +97,7 @@ pub(super) async fn install(
     .map(|a| (*a).to_owned())
     .chain([
         format!("--fetch-timeout={}", fetch_timeout.as_millis()),
+        format!("--cache={}", cache.display()),
         "--".to_owned(),
         package.to_owned(),
     ])

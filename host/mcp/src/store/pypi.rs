@@ -4,7 +4,7 @@
 //! the wheels' sha256 read from pip's installation report.
 //!
 //! Invariant: pip runs confined (when the plugin is): it writes only the
-//! new install and its cache, reads the interpreter and the user's pip
+//! new install (its cache and temporary files inside it), reads the interpreter and the user's pip
 //! config, and connects only to ports 443 and 80 and those of the indexes
 //! the user's pip or uv settings name (see `index`). Only wheels are
 //! installed: no package code runs at install.
@@ -65,31 +65,40 @@ pub(super) async fn install(
         }
         env.push((key, kept.join(" ")));
     }
+    // A cache and temporary files of the install's own, inside it (and so
+    // within its room), removed once it is made.
+    let (cache, tmp) = super::room::work(dir)
+        .map_err(|e| format!("cannot make the install's cache in {}: {e}", dir.display()))?;
+    env.retain(|(k, _)| k != "PIP_CACHE_DIR" && k != "PIP_NO_CACHE_DIR");
+    env.push(("TMPDIR".to_owned(), tmp.display().to_string()));
+    // The server's venv holds its packages and nothing else: no pip, no
+    // setuptools (a package manager is no part of what runs, and what the
+    // venv holds is exactly what the lock pins). pip runs from a venv of
+    // its own in the work directory, installing into it with --python.
     let venv = dir.join("venv");
-    let step = super::Step {
-        program: python.clone(),
-        args: vec!["-m".into(), "venv".into(), venv.display().to_string()],
-        env: env.clone(),
-        cwd: dir.to_owned(),
-        read: read.clone(),
-        write: vec![dir.to_owned()],
-        ports: Vec::new(),
-        registry: None,
-    };
-    super::run(step, confined, budget)
-        .await
-        .map_err(|why| format!("python3 -m venv failed: {why}"))?;
-
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".cache")))
-        .map(|c| c.join("pip"));
-    let mut write = vec![dir.to_owned()];
-    if let Some(cache) = &cache
-        && std::fs::create_dir_all(cache).is_ok()
-    {
-        write.push(cache.clone());
+    let tool = tmp.with_file_name("pip");
+    for (target, with_pip) in [(&venv, false), (&tool, true)] {
+        let mut args = vec!["-m".to_owned(), "venv".to_owned()];
+        if !with_pip {
+            args.push("--without-pip".to_owned());
+        }
+        args.push(target.display().to_string());
+        let step = super::Step {
+            program: python.clone(),
+            args,
+            env: env.clone(),
+            cwd: dir.to_owned(),
+            read: read.clone(),
+            write: vec![dir.to_owned()],
+            ports: Vec::new(),
+            registry: None,
+        };
+        super::run(step, confined, budget)
+            .await
+            .map_err(|why| format!("python3 -m venv failed: {why}"))?;
     }
+
+    let write = vec![dir.to_owned()];
     read.extend(super::present([
         home.as_ref().map(|h| h.join(".config/pip")),
         home.as_ref().map(|h| h.join(".pip")),
@@ -112,21 +121,26 @@ pub(super) async fn install(
         env.push(("HOME".to_owned(), home.display().to_string()));
     }
     let report = dir.join("report.json");
-    let args: Vec<String> = [
-        "-m",
-        "pip",
-        "install",
-        "--no-input",
-        "--disable-pip-version-check",
-        "--no-warn-script-location",
-        "--only-binary=:all:",
-        "--retries=1",
-        "--report",
-    ]
-    .iter()
-    .map(|a| (*a).to_owned())
-    .chain([
-        report.display().to_string(),
+    let mut args: Vec<String> = ["-m", "pip", "--python"]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect();
+    args.push(venv.join("bin/python").display().to_string());
+    args.extend(
+        [
+            "install",
+            "--no-input",
+            "--disable-pip-version-check",
+            "--no-warn-script-location",
+            "--only-binary=:all:",
+            "--retries=1",
+        ]
+        .iter()
+        .map(|a| (*a).to_owned()),
+    );
+    args.extend([
+        format!("--report={}", report.display()),
+        format!("--cache-dir={}", cache.display()),
         // pip's own socket timeout fits inside the install's limit.
         format!(
             "--timeout={}",
@@ -134,10 +148,9 @@ pub(super) async fn install(
         ),
         "--".to_owned(),
         package.to_owned(),
-    ])
-    .collect();
+    ]);
     let step = super::Step {
-        program: venv.join("bin/python"),
+        program: tool.join("bin/python"),
         args,
         env,
         cwd: dir.to_owned(),
@@ -223,4 +236,203 @@ fn read_report(report: &Path, package: &str, command: &str, dir: &Path) -> Resul
         registry: None,
         sources: Default::default(),
     })
+}
+
+/// The largest `pyvenv.cfg` read.
+const MAX_VENV_CFG_BYTES: u64 = 64 << 10;
+
+/// Checks that the venv of the install at `dir` runs the interpreter
+/// `python3` on `PATH` is (its `bin/python` and its `home` are that
+/// interpreter and its directory) and sees no system packages: what its
+/// configuration says decides what Python loads before any pinned file.
+pub(super) fn interpreter(dir: &Path) -> Result<(), String> {
+    let path = std::env::var_os("PATH");
+    let base = super::super::launcher::plan("python3", &[], path.as_deref(), dir);
+    let python = PathBuf::from(&base.program);
+    let python = match python.is_absolute() {
+        true => Some(python),
+        false => super::find(&base.program, path.as_deref()),
+    };
+    let located = python.ok_or("python3 is not on PATH")?;
+    let real = located
+        .canonicalize()
+        .map_err(|e| format!("python3 on PATH: {e}"))?;
+    let venv_python = dir.join("venv/bin/python");
+    let runs = venv_python
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", venv_python.display()))?;
+    if runs != real {
+        return Err(format!(
+            "its python is {}, not python3 on PATH ({})",
+            runs.display(),
+            real.display()
+        ));
+    }
+    let cfg = dir.join("venv/pyvenv.cfg");
+    let bytes = tiny_harness_core::file::read_regular(&cfg, "pyvenv.cfg", MAX_VENV_CFG_BYTES)
+        .map_err(|e| format!("{}: {}", cfg.display(), e.reason))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let value = |key: &str| {
+        text.lines()
+            .filter_map(|l| l.split_once('='))
+            .find(|(k, _)| k.trim() == key)
+            .map(|(_, v)| v.trim().to_owned())
+    };
+    // `home` is the directory python3 was run from to make the venv: on
+    // PATH, or the interpreter's own.
+    let canonical = |p: Option<&Path>| p.and_then(|p| p.canonicalize().ok());
+    let home = canonical(value("home").as_deref().map(Path::new));
+    if home.is_none() || (home != canonical(located.parent()) && home != canonical(real.parent())) {
+        return Err("pyvenv.cfg names another home".to_owned());
+    }
+    if let Some(executable) = value("executable")
+        && canonical(Some(Path::new(&executable))).as_ref() != Some(&real)
+    {
+        return Err("pyvenv.cfg names another interpreter".to_owned());
+    }
+    if !value("include-system-site-packages").is_some_and(|v| v.eq_ignore_ascii_case("false")) {
+        return Err("pyvenv.cfg lets it see the system's packages".to_owned());
+    }
+    Ok(())
+}
+
+/// The largest `entry_points.txt` read.
+const MAX_ENTRY_POINTS_BYTES: u64 = 1 << 20;
+
+/// The Python program (for `python -c`) that runs `code`'s command as
+/// its console script would: the entry point named in the installed
+/// package's `entry_points.txt` (which the lock's tree pins), not the
+/// script pip wrote into the venv's `bin` (whose first line names the
+/// place it was installed in, so the lock cannot pin it). The current
+/// directory is taken off `sys.path` as the script's run would not have
+/// it, and `sys.argv[0]` is the script's path.
+pub(super) fn entry_program(dir: &Path, code: &Code) -> Result<String, String> {
+    let command = Path::new(&code.entry)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let site = super::tree::site_packages(dir).map_err(|e| format!("no usable venv: {e}"))?;
+    let wanted = normalized(&code.package);
+    let mut infos: Vec<PathBuf> = std::fs::read_dir(&site)
+        .map_err(|e| format!("cannot read {}: {e}", site.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "dist-info"))
+        .collect();
+    // The package's own first, then the others (a console script may be
+    // declared by a dependency: `uvx --from PKG PROGRAM`).
+    infos.sort_by_key(|p| {
+        let name = p.file_stem().map(|s| s.to_string_lossy().into_owned());
+        let own = name
+            .as_deref()
+            .and_then(|n| n.rsplit_once('-'))
+            .is_some_and(|(n, _)| normalized(n) == wanted);
+        (!own, p.clone())
+    });
+    for info in infos {
+        let path = info.join("entry_points.txt");
+        if !path.is_file() {
+            continue;
+        }
+        let bytes =
+            tiny_harness_core::file::read_regular(&path, "entry points", MAX_ENTRY_POINTS_BYTES)
+                .map_err(|e| format!("cannot read {}: {}", path.display(), e.reason))?;
+        let text = String::from_utf8_lossy(&bytes);
+        if let Some(target) = console_script(&text, &command) {
+            let (module, attrs) = target;
+            let argv0 = dir.join(&code.entry).display().to_string();
+            let quoted = |s: &str| serde_json::to_string(s).unwrap_or_default();
+            return Ok(format!(
+                "import sys; sys.path[:] = [p for p in sys.path if p]; \
+                 from importlib import import_module; f = import_module({module})\n\
+                 for a in {attrs}: f = getattr(f, a)\n\
+                 sys.argv[0] = {argv0}; sys.exit(f())",
+                module = quoted(module),
+                attrs = serde_json::to_string(&attrs).unwrap_or_default(),
+                argv0 = quoted(&argv0),
+            ));
+        }
+    }
+    Err(format!(
+        "{} declares no console script {command} in its entry_points.txt: name the one to run \
+         with uvx --from {} PROGRAM",
+        code.package, code.package
+    ))
+}
+
+/// A project name as PEP 503 compares them.
+fn normalized(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        let c = if matches!(c, '-' | '_' | '.') { '-' } else { c };
+        if c == '-' && out.ends_with('-') {
+            continue;
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// The module and attribute path of console script `command` in
+/// `entry_points.txt`, when it is one (dotted identifiers only: nothing
+/// else reaches the program run).
+fn console_script<'a>(text: &'a str, command: &str) -> Option<(&'a str, Vec<&'a str>)> {
+    let mut section = "";
+    for line in text.lines().map(str::trim) {
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            section = name.trim();
+            continue;
+        }
+        if section != "console_scripts" {
+            continue;
+        }
+        let Some((name, value)) = line.split_once('=') else {
+            continue;
+        };
+        if name.trim() != command {
+            continue;
+        }
+        // `module:attr.attr [extra]`
+        let value = value.split('[').next().unwrap_or("").trim();
+        let (module, attrs) = value.split_once(':').unwrap_or((value, ""));
+        let (module, attrs) = (module.trim(), attrs.trim());
+        let dotted = |s: &str| {
+            !s.is_empty()
+                && s.split('.').all(|part| {
+                    let mut chars = part.chars();
+                    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+                        && chars.all(|c| c.is_alphanumeric() || c == '_')
+                })
+        };
+        if !dotted(module) || !(attrs.is_empty() || dotted(attrs)) {
+            return None;
+        }
+        let attrs = match attrs.is_empty() {
+            true => Vec::new(),
+            false => attrs.split('.').collect(),
+        };
+        return Some((module, attrs));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_console_script_is_found_and_only_dotted_names_pass() {
+        let text = "[gui_scripts]\nx = evil:run\n\n[console_scripts]\nmcp-server-time = \
+                    mcp_server_time:main\nsub = pkg.cli:app.run [extra]\nbad = os;system:x\n";
+        assert_eq!(
+            console_script(text, "mcp-server-time"),
+            Some(("mcp_server_time", vec!["main"]))
+        );
+        assert_eq!(
+            console_script(text, "sub"),
+            Some(("pkg.cli", vec!["app", "run"]))
+        );
+        assert_eq!(console_script(text, "bad"), None);
+        assert_eq!(console_script(text, "x"), None);
+        assert_eq!(normalized("Mcp_Server..Time"), "mcp-server-time");
+    }
 }

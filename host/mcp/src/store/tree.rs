@@ -45,6 +45,51 @@ pub fn npm_tree_hash(root: &Path) -> io::Result<String> {
     Ok(hex::encode(hasher.finalize()))
 }
 
+/// The one `site-packages` of the venv in a PyPI install at `root`.
+pub(super) fn site_packages(root: &Path) -> io::Result<std::path::PathBuf> {
+    let lib = root.join("venv/lib");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&lib)? {
+        let path = entry?.path().join("site-packages");
+        if path.is_dir() {
+            found.push(path);
+        }
+    }
+    match <[_; 1]>::try_from(found) {
+        Ok([one]) => Ok(one),
+        Err(found) => Err(io::Error::other(format!(
+            "{} holds {} site-packages directories, not one",
+            lib.display(),
+            found.len()
+        ))),
+    }
+}
+
+/// sha256 over a PyPI install's packages as any machine that installs the
+/// same wheels with the same Python gets them, wherever the install is:
+/// its `site-packages` (relative to it) without the bytecode pip compiled
+/// (`__pycache__`, whose files name the place they were compiled in, and
+/// which `--locked` starts do not load) and without each
+/// `*.dist-info/RECORD` (which lists the venv's scripts, whose first line
+/// names the place). What the lock records as the install's `tree`, and
+/// what `--locked` holds the installed packages to. Every other file is
+/// in: one a wheel did not bring (a `.pth` file, a `sitecustomize.py`)
+/// changes it.
+pub fn pypi_tree_hash(root: &Path) -> io::Result<String> {
+    let site = site_packages(root)?;
+    let mut hasher = Sha256::new();
+    let mut count = 0;
+    walk(
+        &site,
+        "site-packages/",
+        1,
+        &mut hasher,
+        &mut count,
+        &|path| path.ends_with("/__pycache__") || path.ends_with(".dist-info/RECORD"),
+    )?;
+    Ok(hex::encode(hasher.finalize()))
+}
+
 fn walk(
     dir: &Path,
     prefix: &str,
