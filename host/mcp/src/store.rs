@@ -589,7 +589,8 @@ impl Budget {
     }
 }
 
-/// How often the size of an install is measured while it is made.
+/// How often the size of an install is measured while it is made (at
+/// most).
 const ROOM_POLL: Duration = Duration::from_millis(200);
 
 /// The default of `mcp install --timeout`: time for the largest real
@@ -652,17 +653,20 @@ async fn run(step: Step, confined: bool, budget: &Budget) -> Result<(), String> 
     }
     let running = tiny_harness_sandbox::confine::run(what, policy, 1 << 20, left);
     tokio::pin!(running);
-    let mut poll = tokio::time::interval(ROOM_POLL);
-    poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // Measured every ROOM_POLL, or less often when a measure takes long
+    // (a large tree): the measure takes at most a fifth of a core.
+    let mut pause = ROOM_POLL;
     let ran = loop {
         tokio::select! {
             ran = &mut running => break ran,
-            _ = poll.tick() => {
+            _ = tokio::time::sleep(pause) => {
+                let began = Instant::now();
                 // Dropping the run kills the package manager and all it
                 // started.
                 if let Some(why) = budget.over().await {
                     return Err(why);
                 }
+                pause = ROOM_POLL.max(began.elapsed() * 4);
             }
         }
     };
