@@ -203,7 +203,7 @@ use tiny_harness_wasm as plugin;
 pub use config::{Config, ConfigError};
 pub use host::{Host, HostBuilder, HostError};
 pub use tiny_harness_sandbox::confine::{Mode as Confinement, Rlimits as ProgramLimits};
-pub use tiny_harness_sandbox::grant::{ExecGrant, NetGrant};
+pub use tiny_harness_sandbox::grant::{ExecGrant, GrantError, NetGrant};
 pub use tiny_harness_wasm::http::HttpLimits;
 pub use tiny_harness_wasm::{
     CompileCache, DirGrant, DirMode, Grants, Limits, LoadError, PluginEngine, PluginSpec,

@@ -36,16 +36,30 @@ pub struct Listing {
     pub skipped: Vec<Skipped>,
 }
 
+/// Why a whole listing is refused (a tool that cannot be used is skipped,
+/// not refused: see [`Skipped`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ListingError {
+    /// More tools than the plugin's `limits.tools`.
+    #[error("it lists {count} tools, more than the {max} allowed (raise limits.tools)")]
+    TooManyTools {
+        /// How many the server listed.
+        count: usize,
+        /// The most allowed.
+        max: usize,
+    },
+}
+
 /// Converts the listed `tools` (JSON objects, as the server sent them).
 /// Refuses the whole listing only when it holds more tools than
 /// `limits.tools`.
-pub fn listing(tools: Vec<Value>, limits: &RegistrationLimits) -> Result<Listing, String> {
+pub fn listing(tools: Vec<Value>, limits: &RegistrationLimits) -> Result<Listing, ListingError> {
     if tools.len() > limits.tools {
-        return Err(format!(
-            "it lists {} tools, more than the {} allowed (raise limits.tools)",
-            tools.len(),
-            limits.tools
-        ));
+        return Err(ListingError::TooManyTools {
+            count: tools.len(),
+            max: limits.tools,
+        });
     }
     let mut listing = Listing::default();
     let mut seen = BTreeSet::new();
@@ -257,5 +271,27 @@ fn content_part(block: Value) -> Result<ContentPart, String> {
                 tiny_harness_core::display::one_line(&other.chars().take(64).collect::<String>())
             ),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listing_past_the_tool_limit_is_refused_whole_and_typed() {
+        let mut limits = RegistrationLimits::default();
+        limits.tools = 2;
+        let tool =
+            |name: &str| serde_json::json!({"name": name, "inputSchema": {"type": "object"}});
+        let three = vec![tool("a"), tool("b"), tool("c")];
+        let refused = listing(three, &limits).unwrap_err();
+        assert_eq!(refused, ListingError::TooManyTools { count: 3, max: 2 });
+        assert_eq!(
+            refused.to_string(),
+            "it lists 3 tools, more than the 2 allowed (raise limits.tools)"
+        );
+        let two = listing(vec![tool("a"), tool("b")], &limits).unwrap();
+        assert_eq!(two.tools.len(), 2);
     }
 }

@@ -395,7 +395,7 @@ impl McpSource {
                 });
             }
         };
-        convert::listing(tools, &self.limits.registration)
+        convert::listing(tools, &self.limits.registration).map_err(|e| e.to_string())
     }
 
     /// Marks the source failed for `why` (its tools were refused).

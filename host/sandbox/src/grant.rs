@@ -19,12 +19,14 @@
 //! `config` and `mcp` import it.
 
 mod env;
+mod error;
 mod exec;
 mod net;
 mod set;
 pub mod start;
 
 pub use env::{EnvNames, is_loader};
+pub use error::GrantError;
 pub use exec::{ArgPatterns, ExecDenied, ExecGrant, ResolveError, UnusableProgram, find_program};
 pub use net::{NetDenied, NetGrant, find_net};
 pub use set::{DirGrant, DirMode, Grants};

@@ -26,13 +26,12 @@ impl EnvNames {
     pub const MAX_NAME_BYTES: usize = 256;
 
     /// Checks `names`; an error is one line naming the entry.
-    pub fn new(names: &[String]) -> Result<EnvNames, String> {
+    pub fn new(names: &[String]) -> Result<EnvNames, super::GrantError> {
         if names.len() > Self::MAX_NAMES {
-            return Err(format!(
-                "{} variable names; at most {} are allowed",
-                names.len(),
-                Self::MAX_NAMES
-            ));
+            return Err(super::GrantError::TooManyNames {
+                count: names.len(),
+                max: Self::MAX_NAMES,
+            });
         }
         for name in names {
             let valid = !name.is_empty()
@@ -41,16 +40,13 @@ impl EnvNames {
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'*');
             if !valid {
-                return Err(format!(
-                    "{:?} is not a variable name or pattern: use letters, digits, _ and * (at most {} bytes)",
-                    one_line(&name.chars().take(64).collect::<String>()),
-                    Self::MAX_NAME_BYTES
-                ));
+                return Err(super::GrantError::NotAName {
+                    name: one_line(&name.chars().take(64).collect::<String>()).into_owned(),
+                    max: Self::MAX_NAME_BYTES,
+                });
             }
             if is_loader(name.trim_end_matches('*')) || name.starts_with("LD_") {
-                return Err(format!(
-                    "{name:?} names the dynamic loader's variables, which no grant can allow: remove it"
-                ));
+                return Err(super::GrantError::LoaderName { name: name.clone() });
             }
         }
         Ok(EnvNames {
@@ -161,7 +157,9 @@ mod tests {
             assert!(!everything.allows(loader), "{loader}");
         }
         for written in ["LD_PRELOAD", "LD_*", "GLIBC_TUNABLES"] {
-            let e = EnvNames::new(&[written.to_owned()]).unwrap_err();
+            let e = EnvNames::new(&[written.to_owned()])
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("dynamic loader"), "{e}");
         }
     }
@@ -169,11 +167,16 @@ mod tests {
     #[test]
     fn bad_entries_are_refused_with_the_entry() {
         for bad in ["", "A=B", "A B", "A\u{0}"] {
-            let e = EnvNames::new(&[bad.to_owned()]).unwrap_err();
+            let e = EnvNames::new(&[bad.to_owned()]).unwrap_err().to_string();
             assert!(e.contains("not a variable name"), "{e}");
         }
         let many = vec!["A".to_owned(); EnvNames::MAX_NAMES + 1];
-        assert!(EnvNames::new(&many).unwrap_err().contains("at most 256"));
+        assert!(
+            EnvNames::new(&many)
+                .unwrap_err()
+                .to_string()
+                .contains("at most 256")
+        );
     }
 
     #[test]

@@ -66,13 +66,12 @@ impl ArgPatterns {
     pub const MAX_COMPILED_BYTES: usize = 1 << 20;
 
     /// Compiles `patterns`; an error is one line naming the pattern.
-    pub fn new(patterns: &[String]) -> Result<ArgPatterns, String> {
+    pub fn new(patterns: &[String]) -> Result<ArgPatterns, super::GrantError> {
         if patterns.len() > Self::MAX_PATTERNS {
-            return Err(format!(
-                "{} argument patterns; at most {} are allowed",
-                patterns.len(),
-                Self::MAX_PATTERNS
-            ));
+            return Err(super::GrantError::TooManyPatterns {
+                count: patterns.len(),
+                max: Self::MAX_PATTERNS,
+            });
         }
         let compiled = patterns
             .iter()
@@ -81,11 +80,9 @@ impl ArgPatterns {
                     regex::RegexBuilder::new(source)
                         .size_limit(Self::MAX_COMPILED_BYTES)
                         .build()
-                        .map_err(|e| {
-                            format!(
-                                "argument pattern {pattern:?} does not compile: {}",
-                                why_not(source, &e)
-                            )
+                        .map_err(|e| super::GrantError::Pattern {
+                            pattern: pattern.clone(),
+                            why: why_not(source, &e),
                         })
                 };
                 // Alone first, so that a pattern such as `a)|(b` cannot
@@ -252,20 +249,19 @@ impl ExecGrant {
 
     /// Checks `args` (without the program itself) against the grant's
     /// patterns. The error is one line naming the argument and the grant.
-    pub fn check_args(&self, args: &[String]) -> Result<(), String> {
+    pub fn check_args(&self, args: &[String]) -> Result<(), super::GrantError> {
         let Some(patterns) = &self.args else {
             return Ok(());
         };
         match patterns.refused(args) {
             None => Ok(()),
-            Some((index, arg)) => Err(format!(
-                "argument {} {:?} of program {:?} matches none of its grant's args patterns {:?}: call it with allowed arguments, or add a pattern to exec = [{{ program = {}, args = [...] }}]",
-                index + 1,
-                one_line(&arg.chars().take(200).collect::<String>()),
-                self.written,
-                patterns.written(),
-                toml_string(&self.written),
-            )),
+            Some((index, arg)) => Err(super::GrantError::Argument {
+                position: index + 1,
+                arg: one_line(&arg.chars().take(200).collect::<String>()).into_owned(),
+                program: self.written.clone(),
+                patterns: patterns.written().to_vec(),
+                program_toml: toml_string(&self.written),
+            }),
         }
     }
 }

@@ -60,8 +60,11 @@ impl NetGrant {
     /// itself). The port is 1 to 65535, or `*` for any. A path other than
     /// empty or `/`, a query, a fragment, userinfo, a `*` anywhere else and
     /// an empty host are refused, with a one-line reason.
-    pub fn parse(text: &str) -> Result<NetGrant, String> {
-        let fail = |why: &str| format!("{text:?} {why}");
+    pub fn parse(text: &str) -> Result<NetGrant, super::GrantError> {
+        let fail = |why: &str| super::GrantError::Net {
+            written: text.to_owned(),
+            why: why.to_owned(),
+        };
         if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(fail("holds a space or control character: remove it"));
         }

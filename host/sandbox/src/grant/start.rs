@@ -107,7 +107,9 @@ pub fn prepare_granted(
     set: &[(String, String)],
     cwd: Option<PathBuf>,
 ) -> Result<Program, LaunchError> {
-    granted.check_args(args).map_err(LaunchError::Invalid)?;
+    granted
+        .check_args(args)
+        .map_err(|e| LaunchError::Invalid(e.to_string()))?;
     let confined = grants.confinement != crate::confine::Mode::None;
     let env = environment(plugin, granted, grants, set, confined)?;
     let secrets = env

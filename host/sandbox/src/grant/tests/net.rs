@@ -125,7 +125,9 @@ fn malformed_grants_are_refused_with_the_reason() {
         ("http://example .com", "space or control character"),
         ("http://example.com\n", "space or control character"),
     ] {
-        let err = NetGrant::parse(text).map(|g| g.as_str().to_owned());
+        let err = NetGrant::parse(text)
+            .map(|g| g.as_str().to_owned())
+            .map_err(|e| e.to_string());
         let err = err.expect_err(text);
         assert!(err.starts_with(&format!("{text:?} ")), "{text}: {err}");
         assert!(err.contains(reason), "{text}: {err}");
