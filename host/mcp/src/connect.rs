@@ -131,7 +131,7 @@ pub(super) async fn connect(
     // A server run from its install starts only from the install as it was
     // put in place: checked before anything is started, once per session.
     if let Some(check) = launch.store_check.clone() {
-        let checked = tokio::task::spawn_blocking(move || check.run())
+        let checked = tokio::task::spawn_blocking(move || check.run().map_err(|e| e.to_string()))
             .await
             .unwrap_or_else(|e| Err(format!("the check of its install failed: {e}")));
         if let Err(reason) = checked {

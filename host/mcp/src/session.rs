@@ -254,6 +254,7 @@ impl McpSource {
         }
         check
             .run()
+            .map_err(|e| e.to_string())
             .inspect_err(|why| self.set_status(|s| s.state = State::Failed(why.clone())))
     }
 

@@ -18,6 +18,7 @@
 //!   installation and the user's config for it, and connects only to the
 //!   registry's ports.
 
+mod error;
 mod index;
 mod npm;
 mod pypi;
@@ -30,6 +31,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 pub use super::fetch::Fetch;
+pub use error::StoreError;
 pub use tree::{
     MAX_TREE_FILES, STAT_FILE, npm_tree_hash, pypi_tree_hash, stat_changed, stat_record, tree_hash,
 };
@@ -86,16 +88,21 @@ impl Installed {
         &self,
         path: Option<&std::ffi::OsStr>,
         locked: bool,
-    ) -> Result<(PathBuf, Vec<String>), String> {
+    ) -> Result<(PathBuf, Vec<String>), StoreError> {
         let entry = self.dir.join(&self.manifest.code.entry);
         match self.manifest.code.kind.as_str() {
             "npm" => {
-                let node = find("node", path)
-                    .ok_or("node is not on PATH: an npm server runs with node (install Node.js)")?;
+                let node = find("node", path).ok_or_else(|| {
+                    StoreError::Runtime(
+                        "node is not on PATH: an npm server runs with node (install Node.js)"
+                            .to_owned(),
+                    )
+                })?;
                 Ok((node, vec![entry.display().to_string()]))
             }
             _ => {
-                let program = pypi::entry_program(&self.dir, &self.manifest.code)?;
+                let program = pypi::entry_program(&self.dir, &self.manifest.code)
+                    .map_err(StoreError::Runtime)?;
                 let mut args = Vec::new();
                 if locked {
                     args.extend(["-X".to_owned(), format!("pycache_prefix={NO_BYTECODE}")]);
@@ -157,7 +164,7 @@ impl StartCheck {
     }
 
     /// Runs it: one line saying what changed and what to run.
-    pub fn run(&self) -> Result<(), String> {
+    pub fn run(&self) -> Result<(), StoreError> {
         if self.full {
             self.store.verify(&self.installed, &self.server)
         } else {
@@ -203,7 +210,7 @@ impl Store {
 
     /// The install of `plugin/server`, if there is one. A directory there
     /// without a readable manifest is an error, not an absence.
-    pub fn installed(&self, plugin: &str, server: &str) -> Result<Option<Installed>, String> {
+    pub fn installed(&self, plugin: &str, server: &str) -> Result<Option<Installed>, StoreError> {
         let dir = self.dir(plugin, server);
         if !dir.exists() {
             return Ok(None);
@@ -213,24 +220,23 @@ impl Store {
             "install manifest",
             MAX_MANIFEST_BYTES,
         )
-        .map_err(|e| {
-            format!(
-                "{} holds no usable install ({}): run tiny-harness mcp install {server} again",
-                dir.display(),
-                e.reason
-            )
+        .map_err(|e| StoreError::NoManifest {
+            server: server.to_owned(),
+            dir: dir.clone(),
+            why: e.reason.to_string(),
         })?;
-        let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
-            format!(
-                "the manifest of {} is damaged ({e}): run tiny-harness mcp install {server} again",
-                dir.display()
-            )
-        })?;
+        let manifest: Manifest =
+            serde_json::from_slice(&bytes).map_err(|source| StoreError::DamagedManifest {
+                server: server.to_owned(),
+                dir: dir.clone(),
+                source,
+            })?;
         if let Some(problem) = manifest.code.problem() {
-            return Err(format!(
-                "the manifest of {} is unusable ({problem}): run tiny-harness mcp install {server} again",
-                dir.display()
-            ));
+            return Err(StoreError::UnusableManifest {
+                server: server.to_owned(),
+                dir,
+                problem,
+            });
         }
         Ok(Some(Installed { dir, manifest }))
     }
@@ -241,7 +247,7 @@ impl Store {
     /// record, reading no file and no directory. An install without that record (made before it was
     /// kept) is checked in full once ([`Store::verify`]) and the record
     /// is added then.
-    pub fn check(&self, installed: &Installed, server: &str) -> Result<(), String> {
+    pub fn check(&self, installed: &Installed, server: &str) -> Result<(), StoreError> {
         let path = installed.dir.join(STAT_FILE);
         let record = match tiny_harness_core::file::read_regular(
             &path,
@@ -261,12 +267,11 @@ impl Store {
             return Ok(());
         };
         if let Some(what) = stat_changed(&installed.dir, &record) {
-            return Err(format!(
-                "the installed files of {server} in {} were changed since it was installed \
-                 ({what}; with --locked every file's content is checked): run tiny-harness mcp \
-                 install {server} to install it again",
-                installed.dir.display()
-            ));
+            return Err(StoreError::EntryChanged {
+                server: server.to_owned(),
+                dir: installed.dir.clone(),
+                what,
+            });
         }
         Ok(())
     }
@@ -275,33 +280,31 @@ impl Store {
     /// an npm install, as the tree its code records (which the lock pins:
     /// the host admits no install whose code the lock does not), else as
     /// its manifest records.
-    pub fn verify(&self, installed: &Installed, server: &str) -> Result<(), String> {
+    pub fn verify(&self, installed: &Installed, server: &str) -> Result<(), StoreError> {
         let pypi = installed.manifest.code.kind == "pypi";
+        let dir = || installed.dir.clone();
+        let unreadable = |source| StoreError::Unreadable {
+            server: server.to_owned(),
+            dir: dir(),
+            source,
+        };
         if pypi {
-            pypi::interpreter(&installed.dir).map_err(|why| {
-                format!(
-                    "the venv of {server} in {} is not as installed ({why}): run tiny-harness mcp \
-                     install {server} to install it again",
-                    installed.dir.display()
-                )
+            pypi::interpreter(&installed.dir).map_err(|why| StoreError::Venv {
+                server: server.to_owned(),
+                dir: dir(),
+                why,
             })?;
         }
         if let Some(pinned) = &installed.manifest.code.tree {
-            let now = pinned_tree(&installed.dir, &installed.manifest.code.kind).map_err(|e| {
-                format!(
-                    "cannot read the install of {server} in {}: {e}",
-                    installed.dir.display()
-                )
-            })?;
+            let now =
+                pinned_tree(&installed.dir, &installed.manifest.code.kind).map_err(unreadable)?;
             if now != *pinned {
-                return Err(format!(
-                    "the installed files of {server} in {} were changed since it was installed \
-                     (tree sha256 {}, the lock pins {}): run tiny-harness mcp install {server} to \
-                     install them again",
-                    installed.dir.display(),
-                    &now[..12],
-                    &pinned[..12.min(pinned.len())]
-                ));
+                return Err(StoreError::NotAsPinned {
+                    server: server.to_owned(),
+                    dir: dir(),
+                    now,
+                    pinned: pinned.clone(),
+                });
             }
             // The rest of a venv (its scripts, its configuration) names the
             // place it is in, so the lock cannot pin it: held to the
@@ -310,21 +313,14 @@ impl Store {
                 return Ok(());
             }
         }
-        let now = tree_hash(&installed.dir).map_err(|e| {
-            format!(
-                "cannot read the install of {server} in {}: {e}",
-                installed.dir.display()
-            )
-        })?;
+        let now = tree_hash(&installed.dir).map_err(unreadable)?;
         if now != installed.manifest.tree {
-            return Err(format!(
-                "the installed files of {server} in {} were changed since it was installed \
-                 (tree sha256 {}, installed {}): run tiny-harness mcp install {server} to install \
-                 it again",
-                installed.dir.display(),
-                &now[..12],
-                &installed.manifest.tree[..12.min(installed.manifest.tree.len())]
-            ));
+            return Err(StoreError::NotAsInstalled {
+                server: server.to_owned(),
+                dir: dir(),
+                now,
+                installed: installed.manifest.tree.clone(),
+            });
         }
         Ok(())
     }
@@ -341,10 +337,12 @@ impl Store {
         confined: bool,
         expect: Option<&Code>,
         limits: InstallLimits,
-    ) -> Result<Installed, String> {
+    ) -> Result<Installed, StoreError> {
         let parent = self.root.join(plugin);
-        std::fs::create_dir_all(&parent)
-            .map_err(|e| format!("cannot make the store {}: {e}", parent.display()))?;
+        std::fs::create_dir_all(&parent).map_err(|source| StoreError::Io {
+            what: format!("cannot make the store {}", parent.display()),
+            source,
+        })?;
         let staging = Staging::new(&parent, server)?;
         let budget = Budget {
             limit: limits.time,
@@ -364,41 +362,49 @@ impl Store {
         // what runs.
         let work = staging.path().join(room::WORK);
         if work.exists() {
-            std::fs::remove_dir_all(&work)
-                .map_err(|e| format!("cannot remove {}: {e}", work.display()))?;
+            std::fs::remove_dir_all(&work).map_err(|source| StoreError::Io {
+                what: format!("cannot remove {}", work.display()),
+                source,
+            })?;
         }
         let mut code = code;
-        code.tree = Some(
-            pinned_tree(staging.path(), &code.kind)
-                .map_err(|e| format!("cannot read what was installed: {e}"))?,
-        );
+        let read = |source| StoreError::Io {
+            what: "cannot read what was installed".to_owned(),
+            source,
+        };
+        code.tree = Some(pinned_tree(staging.path(), &code.kind).map_err(read)?);
         if code.kind == "pypi" {
             // The entry point it runs is declared where the tree pins it.
-            pypi::entry_program(staging.path(), &code)?;
+            pypi::entry_program(staging.path(), &code).map_err(StoreError::Install)?;
         }
         if let Some(expected) = expect
             && !expected.admits(&code)
         {
-            return Err(format!(
-                "the registry now gives other code than the lock records ({}): nothing was \
-                 changed; accept the new code with tiny-harness mcp install --upgrade {server}",
-                expected.differences(&code).join("; ")
-            ));
+            return Err(StoreError::OtherCode {
+                server: server.to_owned(),
+                differences: expected.differences(&code),
+            });
         }
-        let tree = tree_hash(staging.path())
-            .map_err(|e| format!("cannot read what was installed: {e}"))?;
+        let tree = tree_hash(staging.path()).map_err(read)?;
         // Renaming the install into place changes no entry's status below
         // it, so this holds for it in place.
-        let record = tree::stat_record(staging.path())
-            .map_err(|e| format!("cannot read what was installed: {e}"))?;
+        let record = tree::stat_record(staging.path()).map_err(read)?;
         if let Some(record) = record {
-            std::fs::write(staging.path().join(STAT_FILE), record)
-                .map_err(|e| format!("cannot write the install's record: {e}"))?;
+            std::fs::write(staging.path().join(STAT_FILE), record).map_err(|source| {
+                StoreError::Io {
+                    what: "cannot write the install's record".to_owned(),
+                    source,
+                }
+            })?;
         }
         let manifest = Manifest { code, tree };
         let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
-        std::fs::write(staging.path().join(MANIFEST), text + "\n")
-            .map_err(|e| format!("cannot write the install's manifest: {e}"))?;
+        std::fs::write(staging.path().join(MANIFEST), text + "\n").map_err(|source| {
+            StoreError::Io {
+                what: "cannot write the install's manifest".to_owned(),
+                source,
+            }
+        })?;
         let dir = self.dir(plugin, server);
         staging.replace(&dir)?;
         Ok(Installed { dir, manifest })

@@ -61,7 +61,10 @@ impl HostState {
                     return Err(why);
                 };
                 let path = std::env::var_os("PATH");
-                let (program, _) = found.installed.command(path.as_deref(), false)?;
+                let (program, _) = found
+                    .installed
+                    .command(path.as_deref(), false)
+                    .map_err(|e| e.to_string())?;
                 let stand_in = grants
                     .unusable
                     .iter()
@@ -127,7 +130,7 @@ impl HostState {
         let Some(store) = &self.store else {
             return unconfined_or(grants, &plan, server);
         };
-        let installed = store.installed(plugin, server)?;
+        let installed = store.installed(plugin, server).map_err(|e| e.to_string())?;
         let locked = self.with_lock(|l| l.locked).unwrap_or(false);
         let recorded = self.with_lock(|l| l.code(plugin, server)).flatten();
         if let Some((fetch, _)) = plan.fetch()
@@ -208,7 +211,10 @@ impl FromStore {
             return Ok(launch);
         };
         let path = std::env::var_os("PATH");
-        let (program, mut args) = self.installed.command(path.as_deref(), self.check.full())?;
+        let (program, mut args) = self
+            .installed
+            .command(path.as_deref(), self.check.full())
+            .map_err(|e| e.to_string())?;
         launch.store_check = Some(self.check);
         args.extend(self.server_args);
         process.program = program;

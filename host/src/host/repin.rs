@@ -64,7 +64,7 @@ impl Host {
                 continue;
             }
             let lines = match store.installed(&plugin, &server) {
-                Err(why) => vec![why],
+                Err(why) => vec![why.to_string()],
                 Ok(None) => vec![format!(
                     "not installed (the lock records {}): run tiny-harness mcp install {server}",
                     code.describe()
@@ -76,7 +76,7 @@ impl Host {
                     .collect(),
                 Ok(Some(installed)) => match store.verify(&installed, &server) {
                     Ok(()) => continue,
-                    Err(why) => vec![why],
+                    Err(why) => vec![why.to_string()],
                 },
             };
             out.push((key, lines));

@@ -255,7 +255,8 @@ impl One<'_> {
                         Some(recorded),
                         self.limits,
                     )
-                    .await?;
+                    .await
+                    .map_err(|e| e.to_string())?;
                 Ok((
                     format!("{}: installed, as the lock records", recorded.describe()),
                     completes(installed),
@@ -272,7 +273,8 @@ impl One<'_> {
                         None,
                         self.limits,
                     )
-                    .await?;
+                    .await
+                    .map_err(|e| e.to_string())?;
                 let code = installed.manifest.code;
                 let done = match self.recorded {
                     Some(old) if old.admits(&code) => {

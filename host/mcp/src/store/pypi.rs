@@ -160,9 +160,18 @@ pub(super) async fn install(
         registry: Some(indexes.shown()),
     };
     if let Err(why) = super::run(step, confined, budget).await {
-        let why = match why.contains("No matching distribution found") {
-            true => indexes.why_nothing(package).await.unwrap_or(why),
-            false => why,
+        let why = if why.contains("No matching distribution found") {
+            indexes.why_nothing(package).await.unwrap_or(why)
+        } else if why.contains("no such option: --python") {
+            // pip installs into the server's venv from its own with
+            // --python, which pip 22.3 (October 2022) brought.
+            format!(
+                "{why}: the pip that {}'s venv module brings is older than 22.3; install a \
+                 newer Python 3 as python3",
+                python.display()
+            )
+        } else {
+            why
         };
         return Err(format!("pip install {package} failed: {why}"));
     }

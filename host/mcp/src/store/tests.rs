@@ -74,20 +74,28 @@ fn an_install_is_found_verified_and_a_damaged_one_named() {
     store.verify(&installed, "s").unwrap();
     // One file changed: found, with what to do.
     std::fs::write(place.join("node_modules/pkg/index.js"), "y").unwrap();
-    let error = store.verify(&installed, "s").unwrap_err();
+    let error = store.verify(&installed, "s").unwrap_err().to_string();
     assert!(
         error.contains("were changed") && error.contains("mcp install s"),
         "{error}"
     );
     // A manifest that is not one.
     std::fs::write(place.join(MANIFEST), "{").unwrap();
-    let error = store.installed("mcp", "s").unwrap_err();
+    assert!(matches!(
+        store.installed("mcp", "s"),
+        Err(super::StoreError::DamagedManifest { .. })
+    ));
+    let error = store.installed("mcp", "s").unwrap_err().to_string();
     assert!(
         error.contains("damaged") && !error.contains('\n'),
         "{error}"
     );
     std::fs::remove_file(place.join(MANIFEST)).unwrap();
-    let error = store.installed("mcp", "s").unwrap_err();
+    assert!(matches!(
+        store.installed("mcp", "s"),
+        Err(super::StoreError::NoManifest { server, .. }) if server == "s"
+    ));
+    let error = store.installed("mcp", "s").unwrap_err().to_string();
     assert!(error.contains("no usable install"), "{error}");
 }
 
@@ -176,7 +184,7 @@ fn the_cheap_check_finds_an_edit_a_touch_an_added_file_and_a_removed_one() {
         let installed = installed_with_stat(&store, &place);
         store.check(&installed, "s").unwrap();
         change();
-        let error = store.check(&installed, "s").unwrap_err();
+        let error = store.check(&installed, "s").unwrap_err().to_string();
         assert!(
             error.contains("were changed since it was installed")
                 && error.contains("run tiny-harness mcp install s")
@@ -229,6 +237,7 @@ fn the_cheap_check_passes_over_documentation_declarations_and_maps_but_not_their
         store
             .check(&installed, "s")
             .unwrap_err()
+            .to_string()
             .contains("docs.md/index.js")
     );
     std::fs::write(place.join("node_modules/pkg/docs.md/index.js"), "x").unwrap();
@@ -239,6 +248,7 @@ fn the_cheap_check_passes_over_documentation_declarations_and_maps_but_not_their
         store
             .check(&installed, "s")
             .unwrap_err()
+            .to_string()
             .contains("an entry in node_modules/pkg/ was added")
     );
 }
@@ -273,6 +283,7 @@ fn an_install_without_the_cheap_record_is_checked_in_full_once_and_gets_it() {
         store
             .check(&installed, "s")
             .unwrap_err()
+            .to_string()
             .contains("were changed")
     );
 }
