@@ -101,13 +101,18 @@ impl Installed {
                 Ok((node, vec![entry.display().to_string()]))
             }
             _ => {
-                let program = pypi::entry_program(&self.dir, &self.manifest.code)
-                    .map_err(StoreError::Runtime)?;
                 let mut args = Vec::new();
                 if locked {
                     args.extend(["-X".to_owned(), format!("pycache_prefix={NO_BYTECODE}")]);
                 }
-                args.extend(["-c".to_owned(), program]);
+                match pypi::entry_program(&self.dir, &self.manifest.code) {
+                    Ok(program) => args.extend(["-c".to_owned(), program]),
+                    // A package whose program is a plain script (setup.py's
+                    // `scripts`), not an entry point: that script runs, held
+                    // to the install's own record.
+                    Err(_) if entry.is_file() => args.push(entry.display().to_string()),
+                    Err(why) => return Err(StoreError::Runtime(why)),
+                }
                 Ok((self.dir.join("venv/bin/python"), args))
             }
         }
@@ -373,10 +378,6 @@ impl Store {
             source,
         };
         code.tree = Some(pinned_tree(staging.path(), &code.kind).map_err(read)?);
-        if code.kind == "pypi" {
-            // The entry point it runs is declared where the tree pins it.
-            pypi::entry_program(staging.path(), &code).map_err(StoreError::Install)?;
-        }
         if let Some(expected) = expect
             && !expected.admits(&code)
         {

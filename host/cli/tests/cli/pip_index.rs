@@ -11,7 +11,10 @@ use super::files::serve;
 use super::install::{left_in_store, lock, text};
 
 /// A PEP 503 index in `root`: `hsdemo` 1.0 as a wheel with a console
-/// script `hsdemo`, and `hssdist` 1.0 as a source distribution only.
+/// script `hsdemo`, `hslegacy` 1.0 as a wheel whose program is a plain
+/// script (setup.py's `scripts`), and `hssdist` 1.0 as a source
+/// distribution only. Both programs say who they are on standard error
+/// and exit 3.
 fn index(root: &Path) {
     let made = Command::new("/usr/bin/python3")
         .arg("-c")
@@ -20,24 +23,33 @@ fn index(root: &Path) {
 import base64, hashlib, os, sys, zipfile
 root = sys.argv[1]
 os.makedirs(f"{root}/files")
-files = {
-    "hsdemo/__init__.py": "def main():\n    print('hsdemo')\n",
+def wheel(name, files):
+    record = ""
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record += f"{path},sha256={digest},{len(text.encode())}\n"
+    files[f"{name}-1.0.dist-info/RECORD"] = record + f"{name}-1.0.dist-info/RECORD,,\n"
+    path = f"{root}/files/{name}-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for inner, text in files.items():
+            z.writestr(zipfile.ZipInfo(inner, (2020, 1, 1, 0, 0, 0)), text)
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+legacy = wheel("hslegacy", {
+    "hslegacy/__init__.py": "",
+    "hslegacy-1.0.data/scripts/hslegacy": "#!python\nimport sys\nsys.stderr.write('hslegacy ran\\n')\nsys.exit(3)\n",
+    "hslegacy-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: hslegacy\nVersion: 1.0\n",
+    "hslegacy-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+})
+sha = wheel("hsdemo", {
+    "hsdemo/__init__.py": "import sys\ndef main():\n    sys.stderr.write('hsdemo ran\\n')\n    return 3\n",
     "hsdemo-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: hsdemo\nVersion: 1.0\n",
     "hsdemo-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     "hsdemo-1.0.dist-info/entry_points.txt": "[console_scripts]\nhsdemo = hsdemo:main\n",
-}
-record = ""
-for name, text in files.items():
-    digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-    record += f"{name},sha256={digest},{len(text.encode())}\n"
-files["hsdemo-1.0.dist-info/RECORD"] = record + "hsdemo-1.0.dist-info/RECORD,,\n"
-wheel = f"{root}/files/hsdemo-1.0-py3-none-any.whl"
-with zipfile.ZipFile(wheel, "w") as z:
-    for name, text in files.items():
-        z.writestr(zipfile.ZipInfo(name, (2020, 1, 1, 0, 0, 0)), text)
-sha = hashlib.sha256(open(wheel, "rb").read()).hexdigest()
+})
 for project, link in [
     ("hsdemo", f"../../files/hsdemo-1.0-py3-none-any.whl#sha256={sha}"),
+    ("hslegacy", f"../../files/hslegacy-1.0-py3-none-any.whl#sha256={legacy}"),
     ("hssdist", "../../files/hssdist-1.0.tar.gz"),
 ]:
     os.makedirs(f"{root}/simple/{project}")
@@ -175,4 +187,31 @@ fn a_package_with_only_a_source_distribution_is_refused_saying_why() {
     assert!(!asked.iter().any(|p| p.ends_with(".tar.gz")), "{asked:?}");
     let left = left_in_store(dir.path());
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn a_console_script_runs_its_pinned_entry_point_and_a_plain_script_still_runs() {
+    let served = tempfile::tempdir().unwrap();
+    index(served.path());
+    let (port, _) = serve(served.path().to_owned());
+    let url = format!("http://127.0.0.1:{port}/simple/");
+    for (package, said) in [
+        ("hsdemo==1.0", "hsdemo ran"),
+        ("hslegacy==1.0", "hslegacy ran"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        config(dir.path(), package);
+        let env = [("PIP_INDEX_URL", url.clone())];
+        let install = run(dir.path(), &env, &["mcp", "install"]);
+        assert_eq!(
+            install.status.code(),
+            Some(0),
+            "{package}: {}",
+            text(&install)
+        );
+        // Not MCP servers: each says who it is on standard error and
+        // exits, which the failed start quotes.
+        let call = run(dir.path(), &env, &["call", "mcp/hs.anything", "{}"]);
+        assert!(text(&call).contains(said), "{package}: {}", text(&call));
+    }
 }
