@@ -14,24 +14,30 @@
 //!   hash over every installed file ([`tree_hash`]), so that a tampered
 //!   file is found ([`Store::verify`]).
 //! - The package manager runs confined (see `npm`, `pypi`): it writes
-//!   only the new install and its own cache, reads the system, its own
+//!   only the new install (its cache inside it), reads the system, its own
 //!   installation and the user's config for it, and connects only to the
-//!   registry's ports.
+//!   registry's ports; each of its steps runs within the install's time
+//!   and room (`step`).
 
 mod error;
 mod index;
 mod npm;
 mod pypi;
 mod room;
+mod step;
 mod tree;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 pub use super::fetch::Fetch;
 pub use error::StoreError;
+use step::{Budget, Step, base_env, home, present, run, shown_registry};
+pub use step::{
+    DEFAULT_INSTALL_SIZE, DEFAULT_INSTALL_TIMEOUT, InstallLimits, MAX_INSTALL_SIZE,
+    MAX_INSTALL_TIMEOUT, find,
+};
 pub use tree::{
     MAX_TREE_FILES, STAT_FILE, npm_tree_hash, pypi_tree_hash, stat_changed, stat_record, tree_hash,
 };
@@ -79,6 +85,20 @@ pub struct Installed {
 }
 
 impl Installed {
+    /// The interpreter that runs it: `node` on `path` for npm, the venv's
+    /// Python for PyPI.
+    pub fn interpreter(&self, path: Option<&std::ffi::OsStr>) -> Result<PathBuf, StoreError> {
+        match self.manifest.code.kind.as_str() {
+            "npm" => find("node", path).ok_or_else(|| {
+                StoreError::Runtime(
+                    "node is not on PATH: an npm server runs with node (install Node.js)"
+                        .to_owned(),
+                )
+            }),
+            _ => Ok(self.dir.join("venv/bin/python")),
+        }
+    }
+
     /// The program and leading arguments that run its entry: `node ENTRY`
     /// for npm; for PyPI the venv's interpreter running the console
     /// script's entry point (see `pypi::entry_program`), and with
@@ -89,17 +109,10 @@ impl Installed {
         path: Option<&std::ffi::OsStr>,
         locked: bool,
     ) -> Result<(PathBuf, Vec<String>), StoreError> {
+        let interpreter = self.interpreter(path)?;
         let entry = self.dir.join(&self.manifest.code.entry);
         match self.manifest.code.kind.as_str() {
-            "npm" => {
-                let node = find("node", path).ok_or_else(|| {
-                    StoreError::Runtime(
-                        "node is not on PATH: an npm server runs with node (install Node.js)"
-                            .to_owned(),
-                    )
-                })?;
-                Ok((node, vec![entry.display().to_string()]))
-            }
+            "npm" => Ok((interpreter, vec![entry.display().to_string()])),
             _ => {
                 let mut args = Vec::new();
                 if locked {
@@ -113,7 +126,7 @@ impl Installed {
                     Err(_) if entry.is_file() => args.push(entry.display().to_string()),
                     Err(why) => return Err(StoreError::Runtime(why)),
                 }
-                Ok((self.dir.join("venv/bin/python"), args))
+                Ok((interpreter, args))
             }
         }
     }
@@ -121,9 +134,8 @@ impl Installed {
     /// What the program reads besides the system: the install, and (for a
     /// venv) its base interpreter's prefix.
     pub fn read(&self, path: Option<&std::ffi::OsStr>) -> Vec<PathBuf> {
-        let (program, _) = match self.command(path, false) {
-            Ok(command) => command,
-            Err(_) => return vec![self.dir.clone()],
+        let Ok(program) = self.interpreter(path) else {
+            return vec![self.dir.clone()];
         };
         let plan = super::launcher::plan(&program.display().to_string(), &[], path, &self.dir);
         let mut read = vec![self.dir.clone()];
@@ -349,12 +361,7 @@ impl Store {
             source,
         })?;
         let staging = Staging::new(&parent, server)?;
-        let budget = Budget {
-            limit: limits.time,
-            deadline: Instant::now() + limits.time,
-            bytes: limits.bytes,
-            staging: staging.path().to_owned(),
-        };
+        let budget = Budget::new(limits, staging.path());
         let code = match fetch {
             Fetch::Npm { package, command } => {
                 npm::install(staging.path(), package, command, confined, &budget).await?
@@ -461,280 +468,6 @@ impl Drop for Staging {
             let _ = std::fs::remove_dir_all(path);
         }
     }
-}
-
-/// The first executable file `name` on `path` (the launcher's lookup).
-pub fn find(name: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    super::launcher::locate(name, path, Path::new("/"))
-}
-
-/// The host variables every package manager step gets (`PATH`, `LANG`,
-/// `TZ`, as the host has them), before what each adds.
-fn base_env() -> Vec<(String, String)> {
-    ["PATH", "LANG", "TZ"]
-        .iter()
-        .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_owned(), v)))
-        .collect()
-}
-
-/// Those of `paths` that exist: a package manager's config files, read
-/// when present.
-fn present(paths: impl IntoIterator<Item = Option<PathBuf>>) -> impl Iterator<Item = PathBuf> {
-    paths.into_iter().flatten().filter(|p| p.exists())
-}
-
-/// The user's home, for the package managers' own config and cache.
-fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute())
-}
-
-/// One package manager run: `program` with `args` in `cwd`, with exactly
-/// `env`, confined to read `read`, write `write` and connect to `ports`;
-/// `registry` is what it fetches from (for people, no secret in it), if
-/// it fetches.
-struct Step {
-    program: PathBuf,
-    args: Vec<String>,
-    env: Vec<(String, String)>,
-    cwd: PathBuf,
-    read: Vec<PathBuf>,
-    write: Vec<PathBuf>,
-    ports: Vec<u16>,
-    registry: Option<String>,
-}
-
-/// What one install may take: time, all its steps together (a registry
-/// that takes the connection and never answers, or answers a byte at a
-/// time, must not hold `mcp install` for ever), and room (a registry that
-/// serves a huge package, or one that unpacks to a huge tree, must not
-/// fill the disk).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct InstallLimits {
-    /// The longest it may take (`mcp install --timeout`).
-    pub time: Duration,
-    /// The most bytes its downloads, its package manager's cache and
-    /// temporary files, and what they unpack to may hold together while it
-    /// is made (`mcp install --max-size`); no one file may be larger
-    /// either.
-    pub bytes: u64,
-}
-
-impl InstallLimits {
-    /// The limits of `time` and `bytes`.
-    pub fn new(time: Duration, bytes: u64) -> InstallLimits {
-        InstallLimits { time, bytes }
-    }
-}
-
-impl Default for InstallLimits {
-    fn default() -> Self {
-        InstallLimits {
-            time: DEFAULT_INSTALL_TIMEOUT,
-            bytes: DEFAULT_INSTALL_SIZE,
-        }
-    }
-}
-
-/// The default of `mcp install --max-size`: room for the largest real
-/// servers (a few hundred npm packages, or a venv with compiled
-/// dependencies, are tens of MiB) many times over.
-pub const DEFAULT_INSTALL_SIZE: u64 = 512 << 20;
-
-/// The most `mcp install --max-size` allows.
-pub const MAX_INSTALL_SIZE: u64 = 64 << 30;
-
-/// What is left of one install's [`InstallLimits`] as it is made.
-struct Budget {
-    limit: Duration,
-    deadline: Instant,
-    bytes: u64,
-    /// The staging directory, whose size is watched.
-    staging: PathBuf,
-}
-
-impl Budget {
-    /// What is left of it.
-    fn left(&self) -> Duration {
-        self.deadline.saturating_duration_since(Instant::now())
-    }
-
-    /// The timeout to give a package manager's own requests: at most
-    /// `cap`, and never past the budget, so that it gives up (and says
-    /// why) before it is stopped.
-    fn per_request(&self, cap: Duration) -> Duration {
-        cap.min(self.limit).max(Duration::from_secs(1))
-    }
-
-    /// Why the install is over its room, if it is.
-    async fn over(&self) -> Option<String> {
-        let (staging, bytes) = (self.staging.clone(), self.bytes);
-        let over = tokio::task::spawn_blocking(move || room::over(&staging, bytes))
-            .await
-            .ok()??;
-        Some(self.too_big(over))
-    }
-
-    /// The refusal of an install past its room.
-    fn too_big(&self, over: room::Over) -> String {
-        let what = match over {
-            room::Over::Bytes => format!(
-                "it grew past the install's limit of {} MiB (what it downloads and what that \
-                 unpacks to, together)",
-                room::mib(self.bytes)
-            ),
-            room::Over::Entries => format!(
-                "it grew past the install's limit of {MAX_TREE_FILES} files (or nests too deep)"
-            ),
-        };
-        format!(
-            "{what}: nothing was kept; if the package is meant to be that large, allow more \
-             with tiny-harness mcp install --max-size MIB"
-        )
-    }
-}
-
-/// How often the size of an install is measured while it is made (at
-/// most).
-const ROOM_POLL: Duration = Duration::from_millis(200);
-
-/// The default of `mcp install --timeout`: time for the largest real
-/// servers (a cold npm cache, a few hundred packages) on a slow link.
-pub const DEFAULT_INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// The most `mcp install --timeout` allows.
-pub const MAX_INSTALL_TIMEOUT: Duration = Duration::from_secs(3600);
-
-/// Runs `step` (confined when `confined`) within what is left of `budget`;
-/// on failure, its last words.
-async fn run(step: Step, confined: bool, budget: &Budget) -> Result<(), String> {
-    let Step {
-        program,
-        args,
-        env,
-        cwd,
-        read,
-        write,
-        ports,
-        registry,
-    } = step;
-    use tiny_harness_sandbox::confine::{Network, Policy, Rlimits, Stdio3};
-    let mut rlimits = Rlimits::default();
-    // No one file past the install's room: a huge download ends at once,
-    // whatever the measure between two looks would let through.
-    rlimits.file_size = budget.bytes;
-    let policy = confined.then(|| Policy {
-        read,
-        write,
-        network: if ports.is_empty() {
-            Network::None
-        } else {
-            Network::Ports(ports)
-        },
-        unix_sockets: Vec::new(),
-        rlimits,
-    });
-    let what = Stdio3 {
-        program: program.clone(),
-        args,
-        env,
-        cwd: Some(cwd),
-        stdin: Vec::new(),
-    };
-    let timed_out = || {
-        let why = match &registry {
-            Some(registry) => format!(" (is the registry {registry} answering?)"),
-            None => String::new(),
-        };
-        format!(
-            "it did not finish within the install's limit of {} s{why}: check the registry, or \
-             allow more with tiny-harness mcp install --timeout SECS",
-            budget.limit.as_secs()
-        )
-    };
-    let left = budget.left();
-    if left.is_zero() {
-        return Err(timed_out());
-    }
-    let running = tiny_harness_sandbox::confine::run(what, policy, 1 << 20, left);
-    tokio::pin!(running);
-    // Measured every ROOM_POLL, or less often when a measure takes long
-    // (a large tree): the measure takes at most a fifth of a core.
-    let mut pause = ROOM_POLL;
-    let ran = loop {
-        tokio::select! {
-            ran = &mut running => break ran,
-            _ = tokio::time::sleep(pause) => {
-                let began = Instant::now();
-                // Dropping the run kills the package manager and all it
-                // started.
-                if let Some(why) = budget.over().await {
-                    return Err(why);
-                }
-                pause = ROOM_POLL.max(began.elapsed() * 4);
-            }
-        }
-    };
-    let ran = ran.map_err(|e| format!("cannot run {}: {e}", program.display()))?;
-    if ran.timed_out {
-        return Err(timed_out());
-    }
-    // What it wrote after the last look.
-    if let Some(why) = budget.over().await {
-        return Err(why);
-    }
-    // A file past the room's size was refused by the kernel: the
-    // process got SIGXFSZ, or (where it ignores it) EFBIG.
-    let refused = |said: &[u8]| {
-        let said = String::from_utf8_lossy(said);
-        said.contains("EFBIG") || said.contains("File too large")
-    };
-    if ran.exited
-        == tiny_harness_sandbox::confine::Exited::Signal(rustix::process::Signal::XFSZ.as_raw())
-        || (ran.exited != tiny_harness_sandbox::confine::Exited::Code(0)
-            && (refused(&ran.stderr) || refused(&ran.stdout)))
-    {
-        return Err(budget.too_big(room::Over::Bytes));
-    }
-    if ran.exited == tiny_harness_sandbox::confine::Exited::Code(0) {
-        return Ok(());
-    }
-    let said = if ran.stderr.iter().any(|b| !b.is_ascii_whitespace()) {
-        &ran.stderr
-    } else {
-        &ran.stdout
-    };
-    Err(last_words(&String::from_utf8_lossy(said)))
-}
-
-/// What a failed package manager said that matters: pip's last `ERROR:`
-/// line, npm's first `npm error` line after its code, or the last line.
-fn last_words(said: &str) -> String {
-    let lines: Vec<&str> = said
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let pip = lines.iter().rev().find(|l| l.starts_with("ERROR:"));
-    let npm = lines.iter().find(|l| {
-        l.starts_with("npm error")
-            && !l.starts_with("npm error code")
-            && !l.contains("A complete log of this run")
-            && l.len() > "npm error ".len() + 4
-    });
-    let line = pip
-        .or(npm)
-        .or(lines.last())
-        .copied()
-        .unwrap_or("it said nothing");
-    tiny_harness_core::display::one_line(&line.chars().take(400).collect::<String>()).into_owned()
-}
-
-/// A registry URL for people: no userinfo, query or fragment.
-fn shown_registry(url: &str) -> String {
-    tiny_harness_core::display::redact_url(url.trim())
 }
 
 #[cfg(test)]

@@ -61,9 +61,9 @@ impl HostState {
                     return Err(why);
                 };
                 let path = std::env::var_os("PATH");
-                let (program, _) = found
+                let program = found
                     .installed
-                    .command(path.as_deref(), false)
+                    .interpreter(path.as_deref())
                     .map_err(|e| e.to_string())?;
                 let stand_in = grants
                     .unusable

@@ -40,6 +40,21 @@ fn uv_bin() -> PathBuf {
         .clone()
 }
 
+/// `tiny-harness ARGS` in `dir`, with exactly `path` as `PATH`.
+fn tiny_harness(
+    dir: &std::path::Path,
+    path: &std::ffi::OsStr,
+    args: &[&str],
+) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
+        .args(args)
+        .current_dir(dir)
+        .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
+        .env("PATH", path)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_pypi_server_as_uvx_starts_it_is_installed_and_runs_confined() {
     let dir = tempfile::tempdir().unwrap();
@@ -48,15 +63,7 @@ fn a_pypi_server_as_uvx_starts_it_is_installed_and_runs_confined() {
         uv_bin().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
-            .args(args)
-            .current_dir(dir.path())
-            .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
-            .env("PATH", &path)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| tiny_harness(dir.path(), path.as_ref(), args);
     let add = run(&[
         "mcp",
         "add",
@@ -105,15 +112,7 @@ fn a_pasted_uvx_server_installs_and_runs_on_a_machine_without_uv() {
         "command": "uvx", "args": ["mcp-server-time==2026.10.19", "--local-timezone", "UTC"],
     }}});
     std::fs::write(dir.path().join("claude.json"), claude.to_string()).unwrap();
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
-            .args(args)
-            .current_dir(dir.path())
-            .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
-            .env("PATH", &bin)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| tiny_harness(dir.path(), bin.as_ref(), args);
     // `mcp add` takes it too, with the advice to install it.
     let added = run(&[
         "--config",
@@ -185,15 +184,7 @@ fn locked_holds_a_pypi_install_to_the_wheels_the_lock_pins_not_to_itself() {
     let bin = first.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
     std::os::unix::fs::symlink("/usr/bin/python3", bin.join("python3")).unwrap();
-    let run = |dir: &std::path::Path, args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
-            .args(args)
-            .current_dir(dir)
-            .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
-            .env("PATH", &bin)
-            .output()
-            .unwrap()
-    };
+    let run = |dir: &std::path::Path, args: &[&str]| tiny_harness(dir, bin.as_ref(), args);
     let time = [
         "mcp",
         "add",

@@ -150,9 +150,3 @@ impl From<String> for StoreError {
         StoreError::Install(why)
     }
 }
-
-impl From<&str> for StoreError {
-    fn from(why: &str) -> Self {
-        StoreError::Install(why.to_owned())
-    }
-}

@@ -1,6 +1,7 @@
 //! The store without a registry: installs' manifests, the tree hash, and
 //! the whole-or-absent replacement.
 
+use super::step::last_words;
 use super::*;
 
 fn code() -> Code {
