@@ -88,7 +88,7 @@ pub struct Config {
     /// The bounds of `[skills]` (`skill_kib`, `resource_kib`,
     /// `resources`), the defaults where unset.
     #[cfg(feature = "intrinsics")]
-    pub skill_limits: crate::intrinsic::skills::SkillLimits,
+    pub skill_limits: crate::intrinsic::SkillLimits,
 }
 
 /// A config that cannot be used, with where and why.
@@ -177,7 +177,7 @@ impl Config {
             plugins.push(checker.plugin(base, name, raw)?);
         }
         #[cfg(feature = "intrinsics")]
-        let mut skill_limits = crate::intrinsic::skills::SkillLimits::default();
+        let mut skill_limits = crate::intrinsic::SkillLimits::default();
         let skills_root = match raw.skills {
             None => None,
             Some(skills) if skills.root.get_ref().trim().is_empty() => {

@@ -103,12 +103,13 @@ pub enum HostError {
     #[error("no server {0:?} is registered (name it as <plugin>/<server>)")]
     UnknownServer(String),
     /// A server could not be listed again.
-    #[error("server {server}: {reason}")]
+    #[cfg(feature = "mcp")]
+    #[error("server {server}: {source}")]
     Relist {
         /// `<plugin>/<server>`.
         server: String,
-        /// Why.
-        reason: String,
+        /// Why (boxed: it may be large, and it is rare).
+        source: Box<crate::mcp_runtime::SourceError>,
     },
 }
 
@@ -126,7 +127,7 @@ struct HostState {
     #[cfg(feature = "mcp")]
     store: Option<crate::mcp_runtime::store::Store>,
     /// Where `mcp login` keeps the logins of this config's HTTP servers.
-    #[cfg(feature = "mcp")]
+    #[cfg(feature = "oauth")]
     tokens: Option<Arc<crate::mcp_runtime::oauth::Tokens>>,
 }
 

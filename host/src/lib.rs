@@ -170,10 +170,15 @@
 //! `install`, `import`, `doctor`, `login`) are `tiny-harness-cli`.
 //!
 //! Cargo features, all on by default: `mcp` (MCP servers as sources of
-//! tools, the [`mcp`] module), `http` (outbound HTTP for plugins through
-//! `wasi:http`) and `intrinsics` ([`Workflow`], the intrinsic tools and
-//! skills). Without one, a plugin that needs it is refused at load
-//! ([`HostError::Unsupported`], or a [`LoadError`] naming the feature).
+//! tools, the [`mcp`] module), `oauth` (OAuth logins for MCP servers over
+//! HTTP: the token file `mcp login` writes, tokens attached and refreshed,
+//! grants that need no person; implies `mcp`), `http` (outbound HTTP for
+//! plugins through `wasi:http`) and `intrinsics` ([`Workflow`], the
+//! intrinsic tools and skills). Without one, a plugin that needs it is
+//! refused at load ([`HostError::Unsupported`], or a [`LoadError`] naming
+//! the feature); without `oauth`, a server that declares an `oauth` block
+//! is marked failed at load and one that asks for a login is refused, each
+//! saying which feature is missing.
 //!
 //! Everything from outside is untrusted and bounded: every size, count and
 //! cost a plugin, a schema, a model's arguments, a config or a path can
@@ -181,13 +186,9 @@
 //! refusal is a typed error on one line. `docs/security.md` lists them.
 
 mod config;
-#[cfg(test)]
-#[cfg(not(all(feature = "mcp", feature = "http", feature = "intrinsics")))]
-mod features_tests;
 mod host;
 #[cfg(test)]
-#[cfg(feature = "mcp")]
-mod launchers_tests;
+mod tests;
 
 // The layers below, by the names the facade's own code uses.
 use tiny_harness_core::{file, invoke, pin, registry, source, tool, watch};
@@ -237,5 +238,5 @@ pub use tiny_harness_intrinsic::{IntrinsicError, SkillLimits, Workflow, Workflow
 /// shows them (the `mcp` feature).
 #[cfg(feature = "mcp")]
 pub mod mcp {
-    pub use tiny_harness_mcp::{McpSource, State, Status};
+    pub use tiny_harness_mcp::{ListingError, McpSource, SourceError, State, Status, StoreError};
 }

@@ -286,7 +286,7 @@ fn check_size(
             limit: max_bytes,
         });
     }
-    match schema.admit(arguments) {
+    match schema.admit_sized(arguments, Some(size)) {
         Ok(()) => {}
         // Said in bytes, which the model can act on: compact JSON has at
         // least one byte per unit.

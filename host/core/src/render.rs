@@ -24,7 +24,7 @@
 //! opening tag of a part and one precedes its closing tag; everything
 //! between is the part, byte for byte.
 
-use std::fmt::Write as _;
+use std::borrow::Cow;
 
 use crate::tool::ToolResult;
 
@@ -53,85 +53,182 @@ pub fn render_result(tool: &str, call_id: &str, result: &ToolResult) -> String {
     } else {
         Status::Ok
     };
-    let parts: Vec<(&str, String)> = result
+    let parts = result
         .content
         .iter()
-        .map(|part| (part.kind(), part.body()))
-        .collect();
-    render_parts(tool, call_id, status, &parts)
+        .map(|part| (part.kind(), part.shown()));
+    render_parts(tool, call_id, status, parts)
 }
 
 /// Renders a failed call (error `code`, with `message` for the model) as an
 /// untrusted block. The message may quote the model's arguments or the
 /// plugin's words, so it is treated as untrusted like any content.
 pub fn render_error(tool: &str, call_id: &str, code: &str, message: &str) -> String {
-    render_parts(
-        tool,
-        call_id,
-        Status::Error(code),
-        &[("text", message.to_owned())],
-    )
+    let parts = std::iter::once(("text", Cow::Borrowed(message)));
+    render_parts(tool, call_id, Status::Error(code), parts)
 }
 
-fn render_parts(tool: &str, call_id: &str, status: Status<'_>, parts: &[(&str, String)]) -> String {
-    let tool_attr = attr(tool);
-    let call_attr = attr(call_id);
-    let (status_attr, code_attr) = match status {
-        Status::Ok => ("ok", None),
-        Status::ToolError => ("tool_error", None),
-        Status::Error(code) => ("error", Some(attr(code))),
-    };
-    let kinds: Vec<String> = parts.iter().map(|(kind, _)| attr(kind)).collect();
-    let haystacks = parts
-        .iter()
-        .map(|(_, body)| body.as_str())
-        .chain([tool_attr.as_str(), call_attr.as_str()])
-        .chain(code_attr.as_deref())
-        .chain(kinds.iter().map(String::as_str));
-    let nonce = fresh_nonce(&haystacks.collect::<Vec<_>>());
-
-    let capacity = parts.iter().map(|(_, b)| b.len() + 120).sum::<usize>() + 400;
-    let mut out = String::with_capacity(capacity);
-    let _ = write!(
-        out,
-        "<tool-result-{nonce} tool={tool_attr} call={call_attr} status=\"{status_attr}\""
-    );
-    if let Some(code) = &code_attr {
-        let _ = write!(out, " code={code}");
-    }
-    let _ = write!(out, ">\n{PREAMBLE}\n");
-    for (index, ((_, body), kind)) in parts.iter().zip(&kinds).enumerate() {
-        let _ = write!(
-            out,
-            "<part-{nonce} index=\"{}\" type={kind}>\n{body}\n</part-{nonce}>\n",
-            index + 1
-        );
-    }
-    let _ = write!(out, "</tool-result-{nonce}>");
-    out
+/// The block, with a nonce that occurs in it only where its tags put it:
+/// drawn, written, and drawn again in the (astronomically rare) case that
+/// the content or an attribute holds it in any ASCII case.
+fn render_parts<'a>(
+    tool: &str,
+    call_id: &str,
+    status: Status<'_>,
+    parts: impl Iterator<Item = (&'a str, Cow<'a, str>)> + Clone,
+) -> String {
+    render_with(random_hex, tool, call_id, status, parts)
 }
 
-/// A JSON string literal: quotes, backslashes and control characters escaped.
-fn attr(value: &str) -> String {
-    serde_json::Value::String(value.to_owned()).to_string()
-}
-
-/// Draws nonces until one occurs in none of `haystacks` (ignoring ASCII case).
-fn fresh_nonce(haystacks: &[&str]) -> String {
-    let lowered: Vec<String> = haystacks.iter().map(|h| h.to_ascii_lowercase()).collect();
+/// [`render_parts`] with nonces drawn from `draw`.
+fn render_with<'a>(
+    mut draw: impl FnMut() -> Nonce,
+    tool: &str,
+    call_id: &str,
+    status: Status<'_>,
+    parts: impl Iterator<Item = (&'a str, Cow<'a, str>)> + Clone,
+) -> String {
     loop {
-        let nonce = random_hex();
-        if !lowered.iter().any(|h| h.contains(&nonce)) {
-            return nonce;
+        let nonce = draw();
+        if let Some(block) = write_block(nonce.as_str(), tool, call_id, status, parts.clone()) {
+            return block;
         }
     }
+}
+
+/// Writes the block with `nonce`, or `None` if a part or an attribute
+/// holds the nonce in any ASCII case. Only what came from outside is
+/// searched: the fixed text holds no run of 32 hex digits, and no
+/// occurrence can straddle it and what it frames (every character beside
+/// an attribute or a body is one no nonce holds: `=`, a space, `\n`).
+fn write_block<'a>(
+    nonce: &str,
+    tool: &str,
+    call_id: &str,
+    status: Status<'_>,
+    parts: impl Iterator<Item = (&'a str, Cow<'a, str>)>,
+) -> Option<String> {
+    let (status_attr, code) = match status {
+        Status::Ok => ("ok", None),
+        Status::ToolError => ("tool_error", None),
+        Status::Error(code) => ("error", Some(code)),
+    };
+    let mut out = String::with_capacity(PREAMBLE.len() + 400);
+    // Appends what came from outside, and says whether it is free of the
+    // nonce.
+    let untrusted = |out: &mut String, push: &dyn Fn(&mut String)| {
+        let start = out.len();
+        push(out);
+        !holds_ignoring_case(&out[start..], nonce)
+    };
+    out.push_str("<tool-result-");
+    out.push_str(nonce);
+    out.push_str(" tool=");
+    let mut clean = untrusted(&mut out, &|out| push_attr(out, tool));
+    out.push_str(" call=");
+    clean &= untrusted(&mut out, &|out| push_attr(out, call_id));
+    out.push_str(" status=\"");
+    out.push_str(status_attr);
+    out.push('"');
+    if let Some(code) = code {
+        out.push_str(" code=");
+        clean &= untrusted(&mut out, &|out| push_attr(out, code));
+    }
+    out.push_str(">\n");
+    out.push_str(PREAMBLE);
+    out.push('\n');
+    for (index, (kind, body)) in parts.enumerate() {
+        out.reserve(body.len() + 120);
+        out.push_str("<part-");
+        out.push_str(nonce);
+        out.push_str(" index=\"");
+        push_number(&mut out, index + 1);
+        out.push_str("\" type=");
+        clean &= untrusted(&mut out, &|out| push_attr(out, kind));
+        out.push_str(">\n");
+        clean &= untrusted(&mut out, &|out| out.push_str(&body));
+        out.push_str("\n</part-");
+        out.push_str(nonce);
+        out.push_str(">\n");
+        if !clean {
+            return None;
+        }
+    }
+    out.push_str("</tool-result-");
+    out.push_str(nonce);
+    out.push('>');
+    clean.then_some(out)
+}
+
+/// Appends `n` in decimal.
+fn push_number(out: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+}
+
+/// Appends `value` as a JSON string literal: quotes, backslashes and
+/// control characters escaped (as `serde_json` writes it).
+fn push_attr(out: &mut String, value: &str) {
+    out.push('"');
+    let mut plain = 0;
+    for (i, byte) in value.bytes().enumerate() {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..0x20 => "",
+            _ => continue,
+        };
+        out.push_str(&value[plain..i]);
+        plain = i + 1;
+        if escape.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(byte >> 4)]));
+            out.push(char::from(HEX[usize::from(byte & 0xf)]));
+        } else {
+            out.push_str(escape);
+        }
+    }
+    out.push_str(&value[plain..]);
+    out.push('"');
+}
+
+/// Whether `haystack` holds `needle` (lowercase) in any ASCII case.
+fn holds_ignoring_case(haystack: &str, needle: &str) -> bool {
+    let (haystack, needle) = (haystack.as_bytes(), needle.as_bytes());
+    let Some(&first) = needle.first() else {
+        return true;
+    };
+    if haystack.len() < needle.len() {
+        return false;
+    }
+    memchr::memchr2_iter(first, first.to_ascii_uppercase(), haystack).any(|i| {
+        haystack
+            .get(i..i + needle.len())
+            .is_some_and(|candidate| candidate.eq_ignore_ascii_case(needle))
+    })
 }
 
 /// 128 unpredictable bits as hex: SHA-256 of a per-process 256-bit key
 /// from the operating system's generator and a counter, truncated. Knowing
 /// earlier nonces reveals nothing about the next one without the key, and
 /// the per-render cost is a hash rather than a system call.
-fn random_hex() -> String {
+fn random_hex() -> Nonce {
     use sha2::{Digest, Sha256};
     use std::sync::OnceLock;
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -144,7 +241,7 @@ fn random_hex() -> String {
             // The OS generator is unavailable (practically never on the
             // systems we run on). Fall back to std's per-process hasher
             // seeds mixed with the clock: still unknown to content produced
-            // before the render, and `fresh_nonce` still guarantees that the
+            // before the render, and `render_parts` still guarantees that the
             // nonce is absent from the content.
             use std::hash::{BuildHasher, RandomState};
             let now = std::time::SystemTime::now()
@@ -163,13 +260,33 @@ fn random_hex() -> String {
         .chain_update(key)
         .chain_update(count.to_le_bytes())
         .finalize();
-    hex::encode(&digest[..NONCE_BYTES])
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut nonce = [0u8; NONCE_BYTES * 2];
+    for (pair, byte) in nonce.chunks_exact_mut(2).zip(&digest[..NONCE_BYTES]) {
+        pair[0] = HEX[usize::from(byte >> 4)];
+        pair[1] = HEX[usize::from(byte & 0xf)];
+    }
+    Nonce(nonce)
+}
+
+/// A nonce: lowercase hex digits, kept on the stack.
+struct Nonce([u8; NONCE_BYTES * 2]);
+
+impl Nonce {
+    fn as_str(&self) -> &str {
+        // Hex digits only, so always UTF-8.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tool::ContentPart;
+
+    fn nonce(hex: &str) -> Nonce {
+        Nonce(hex.as_bytes().try_into().unwrap())
+    }
 
     fn nonce_of(block: &str) -> &str {
         let rest = block.strip_prefix("<tool-result-").unwrap();
@@ -194,11 +311,72 @@ mod tests {
     }
 
     #[test]
+    fn numbers_are_written_in_decimal() {
+        for n in [0, 1, 9, 10, 99, 100, 12345, usize::MAX] {
+            let mut out = String::new();
+            push_number(&mut out, n);
+            assert_eq!(out, n.to_string());
+        }
+    }
+
+    #[test]
     fn nonces_differ_per_render() {
         let a = render_error("x", "1", "unknown_tool", "no such tool");
         let b = render_error("x", "1", "unknown_tool", "no such tool");
         assert_ne!(nonce_of(&a), nonce_of(&b));
         assert!(a.contains("status=\"error\" code=\"unknown_tool\""));
+    }
+
+    #[test]
+    fn attributes_are_escaped_as_serde_json_escapes_strings() {
+        let mut every: String = (0u8..0x80).map(char::from).collect();
+        every.push_str("é\u{2028}\u{10ffff}\\\"");
+        for value in ["", "plain", "a\"b", "\\", "\u{7f}", every.as_str()] {
+            let mut out = String::new();
+            push_attr(&mut out, value);
+            assert_eq!(out, serde_json::to_string(value).unwrap(), "{value:?}");
+        }
+    }
+
+    #[test]
+    fn a_nonce_is_found_in_any_case() {
+        assert!(holds_ignoring_case("xx0A1BFFyy", "0a1bff"));
+        assert!(holds_ignoring_case("0a1bff", "0a1bff"));
+        assert!(holds_ignoring_case("aaA", "aa"));
+        assert!(!holds_ignoring_case("0a1bf", "0a1bff"));
+        assert!(!holds_ignoring_case("0a1bfe 0a1bf", "0a1bff"));
+    }
+
+    #[test]
+    fn a_nonce_found_in_the_content_or_an_attribute_is_drawn_again() {
+        let taken = "0123456789abcdef0123456789abcdef";
+        let free = "fedcba9876543210fedcba9876543210";
+        let held_in = [
+            ("text", taken.to_uppercase()),
+            ("text", format!("x{taken}")),
+            ("text", format!("{}{taken}", &taken[..16])),
+        ];
+        for (kind, body) in &held_in {
+            let mut nonces = [taken, free].into_iter().map(nonce);
+            let parts = std::iter::once((*kind, Cow::Borrowed(body.as_str())));
+            let block = render_with(|| nonces.next().unwrap(), "t", "c", Status::Ok, parts);
+            assert_eq!(nonce_of(&block), free, "{body}");
+            assert!(block.contains(body.as_str()));
+        }
+        // In an attribute too: the tool, the call id, the code, a kind.
+        let upper = taken.to_uppercase();
+        let cases: [(&str, &str, Status<'_>, &str); 4] = [
+            (&upper, "c", Status::Ok, "text"),
+            ("t", taken, Status::Ok, "text"),
+            ("t", "c", Status::Error(taken), "text"),
+            ("t", "c", Status::Ok, taken),
+        ];
+        for (tool, call, status, kind) in cases {
+            let mut nonces = [taken, free].into_iter().map(nonce);
+            let parts = std::iter::once((kind, Cow::Borrowed("x")));
+            let block = render_with(|| nonces.next().unwrap(), tool, call, status, parts);
+            assert_eq!(nonce_of(&block), free, "{tool} {call} {kind}");
+        }
     }
 
     #[test]

@@ -106,8 +106,14 @@ impl ContentPart {
     /// The part's body as it is shown to a model: the text itself, or the
     /// JSON document serialised compactly.
     pub fn body(&self) -> String {
-        match self {
-            ContentPart::Text { text } => text.clone(),
+        self.shown().into_owned()
+    }
+
+    /// [`ContentPart::body`], borrowed where it is the part's own text.
+    pub(crate) fn shown(&self) -> std::borrow::Cow<'_, str> {
+        use std::borrow::Cow;
+        Cow::Owned(match self {
+            ContentPart::Text { text } => return Cow::Borrowed(text),
             ContentPart::Json { data, .. } => data.to_string(),
             ContentPart::Media { media_type, data } => {
                 format!("[{media_type}, {} bytes, not shown]", base64_bytes(data))
@@ -127,13 +133,13 @@ impl ContentPart {
             ContentPart::Resource {
                 uri, text, blob, ..
             } => match (text, blob) {
-                (Some(text), _) => text.clone(),
+                (Some(text), _) => return Cow::Borrowed(text),
                 (None, Some(blob)) => {
                     format!("[{uri}: {} bytes, not shown]", base64_bytes(blob))
                 }
                 (None, None) => format!("[{uri}: empty]"),
             },
-        }
+        })
     }
 
     /// A short label for the kind of part: `text` or the JSON media type.

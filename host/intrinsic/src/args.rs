@@ -1,6 +1,6 @@
 //! The arguments each intrinsic takes and the JSON it returns, as Rust
 //! types: the input and output schemas are generated from them
-//! ([`super::schemas`]), so the schema the model is shown and the value
+//! (`schemas`), so the schema the model is shown and the value
 //! the host reads can never disagree.
 //!
 //! Invariants: every object is closed (`deny_unknown_fields`, so its

@@ -24,17 +24,19 @@
 //! with `Host::call_intrinsic` of `tiny-harness-host` (or [`bind`] around its own
 //! invocation), gets the command back, and keeps the new state.
 
-pub mod a2ui;
+// The crate exposes its argument types and limits as modules, and the rest
+// at its root; every other module is its own.
+mod a2ui;
 pub mod args;
-pub mod command;
-pub mod error;
-pub mod front_matter;
+mod command;
+mod error;
+mod front_matter;
 pub mod limits;
-pub mod plan;
-pub mod schemas;
-pub mod skills;
-pub mod source;
-pub mod workflow;
+mod plan;
+mod schemas;
+mod skills;
+mod source;
+mod workflow;
 
 #[cfg(test)]
 mod tests;
@@ -44,7 +46,7 @@ pub use command::WorkflowCommand;
 pub use error::IntrinsicError;
 pub use schemas::{SPECS, Spec};
 pub use skills::{LoadReport, ResourceContent, SkillLimits, Skills};
-pub use source::{Effect, IntrinsicSource, bind};
+pub use source::{Effect, IntrinsicSource, apply_error, bind};
 pub use workflow::Workflow;
 
 /// The label the intrinsics' source is registered under (see

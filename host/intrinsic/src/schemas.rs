@@ -274,19 +274,16 @@ pub const SPECS: [Spec; 12] = [
     },
 ];
 
-/// The bare names of the twelve, in order.
-pub fn names() -> impl Iterator<Item = &'static str> {
-    SPECS.iter().map(|s| s.name)
-}
-
 /// The intrinsic named `name`.
 pub fn spec(name: &str) -> Option<&'static Spec> {
     SPECS.iter().find(|s| s.name == name)
 }
 
 /// The committed document of an intrinsic: `name`, `description`,
-/// `input_schema`, `output_schema`, `idempotency` and `execution`.
-pub fn document(spec: &Spec) -> Value {
+/// `input_schema`, `output_schema`, `idempotency` and `execution` (the
+/// contract test holds `docs/intrinsics/*.json` to it).
+#[cfg(test)]
+pub(crate) fn document(spec: &Spec) -> Value {
     json!({
         "name": spec.name,
         "description": spec.description,
@@ -299,7 +296,8 @@ pub fn document(spec: &Spec) -> Value {
 
 /// The committed file's text: [`document`] pretty-printed, with a final
 /// newline.
-pub fn document_text(spec: &Spec) -> String {
+#[cfg(test)]
+pub(crate) fn document_text(spec: &Spec) -> String {
     let mut text = serde_json::to_string_pretty(&document(spec)).unwrap_or_default();
     text.push('\n');
     text

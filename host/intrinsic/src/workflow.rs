@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::args::Role;
+use super::args::{Role, StepSpec};
 use super::command::WorkflowCommand;
 use super::error::IntrinsicError;
 use super::limits::{
@@ -229,41 +229,9 @@ impl Workflow {
     /// Checks `command` against the state: what it changes and its result.
     fn evaluate(&self, command: &WorkflowCommand) -> Result<(Change, Value), IntrinsicError> {
         use WorkflowCommand as C;
-        Ok(match command {
-            C::AttachPlan { steps } => match &self.plan {
-                Some(plan) if plan.same_as(steps) => (
-                    Change::Nothing,
-                    json!({"status": "unchanged", "steps": plan.steps().len(), "ready": plan.ready()}),
-                ),
-                Some(plan) => {
-                    return Err(IntrinsicError::PlanExists {
-                        steps: plan.steps().len(),
-                        done: plan.done(),
-                    });
-                }
-                None => {
-                    let plan = Plan::build(steps)?;
-                    let result =
-                        json!({"status": "attached", "steps": steps.len(), "ready": plan.ready()});
-                    (Change::Plan(plan), result)
-                }
-            },
-            C::CompleteStep { step, output } => {
-                let plan = self.plan.as_ref().ok_or(IntrinsicError::NoPlan)?;
-                match plan.check_complete(step, output)? {
-                    None => (
-                        Change::Nothing,
-                        json!({"step": step, "status": "unchanged", "ready": [],
-                               "remaining": plan.steps().len() - plan.done()}),
-                    ),
-                    Some(i) => {
-                        let result = json!({"step": step, "status": "done",
-                            "ready": plan.freed_by(i),
-                            "remaining": plan.steps().len() - plan.done() - 1});
-                        (Change::Step(i, output.clone()), result)
-                    }
-                }
-            }
+        match command {
+            C::AttachPlan { steps } => self.evaluate_plan(steps),
+            C::CompleteStep { step, output } => self.evaluate_step(step, output),
             C::SpawnSubtask {
                 name,
                 goal,
@@ -281,7 +249,7 @@ impl Workflow {
                     check_name("agent", agent)?;
                 }
                 let result = json!({"subtask_id": task.id, "name": name, "status": "spawned"});
-                (Change::Subtask(task), result)
+                Ok((Change::Subtask(task), result))
             }
             C::CreateParticipantTask {
                 participant_id,
@@ -299,79 +267,22 @@ impl Workflow {
                 )?;
                 let result = json!({"task_id": task.id, "participant_id": participant_id,
                                     "name": name, "status": "created"});
-                (Change::ParticipantTask(task), result)
+                Ok((Change::ParticipantTask(task), result))
             }
             C::AwaitReply {
                 participant_id,
                 question,
                 options,
-            } => {
-                self.participant(participant_id)?;
-                if let Some(open) = self.waiting() {
-                    return Err(IntrinsicError::AlreadyWaiting {
-                        participant: open.participant_id.clone(),
-                        question_id: open.id.clone(),
-                    });
-                }
-                check_text("question", question, true)?;
-                check_list("options", options, MAX_OPTIONS as usize, true)?;
-                count("questions", self.questions.len(), MAX_SUBTASKS)?;
-                let id = format!("question-{}", self.questions.len() + 1);
-                let result = json!({"question_id": id, "participant_id": participant_id,
-                                    "status": "waiting"});
-                let asked = Question {
-                    id,
-                    participant_id: participant_id.clone(),
-                    question: question.clone(),
-                    options: options.clone(),
-                    reply: None,
-                };
-                (Change::Ask(asked), result)
-            }
+            } => self.evaluate_question(participant_id, question, options),
             C::ReceiveReply {
                 participant_id,
                 reply,
-            } => {
-                let open = self.waiting().ok_or(IntrinsicError::NotWaiting)?;
-                if &open.participant_id != participant_id {
-                    return Err(IntrinsicError::InvalidReply(format!(
-                        "{} was asked, not {participant_id:?}",
-                        open.participant_id
-                    )));
-                }
-                check_text("reply", reply, false)?;
-                if !open.options.is_empty() && !open.options.contains(reply) {
-                    return Err(IntrinsicError::InvalidReply(format!(
-                        "{reply:?} is not one of the options {:?}",
-                        open.options
-                    )));
-                }
-                let result = json!({"question_id": open.id, "reply": reply});
-                (Change::Reply(reply.clone()), result)
-            }
+            } => self.evaluate_reply(participant_id, reply),
             C::SetRole {
                 actor,
                 participant_id,
                 role,
-            } => {
-                match self.participants.get(actor) {
-                    Some(Role::Admin) => {}
-                    other => {
-                        return Err(IntrinsicError::NotAdmin {
-                            actor: actor.clone(),
-                            role: other.map_or("non-participant", |r| r.as_str()).to_owned(),
-                        });
-                    }
-                }
-                let previous = self.participant(participant_id)?;
-                let admins = self.participants.values().filter(|r| **r == Role::Admin);
-                if previous == Role::Admin && *role != Role::Admin && admins.count() == 1 {
-                    return Err(IntrinsicError::LastAdmin(participant_id.clone()));
-                }
-                let result = json!({"participant_id": participant_id, "role": role,
-                                    "previous_role": previous});
-                (Change::Role(participant_id.clone(), *role), result)
-            }
+            } => self.evaluate_role(actor, participant_id, *role),
             C::AddParticipant {
                 participant_id,
                 role,
@@ -382,53 +293,180 @@ impl Workflow {
                 }
                 count("participants", self.participants.len(), MAX_PARTICIPANTS)?;
                 let result = json!({"participant_id": participant_id, "role": role});
-                (Change::Join(participant_id.clone(), *role), result)
+                Ok((Change::Join(participant_id.clone(), *role), result))
             }
             C::SkillLoaded {
                 name,
                 description,
                 body,
-            } => {
-                check_name("skill name", name)?;
-                let max = MAX_SKILL_FILE_CEILING as usize;
-                if body.len() + description.len() > max {
-                    return Err(IntrinsicError::over(
-                        "the skill's size",
-                        body.len(),
-                        max,
-                        "keep SKILL.md smaller",
-                    ));
-                }
-                if !self.skills.contains_key(name) && self.skills.len() >= MAX_LOADED_SKILLS {
-                    return Err(IntrinsicError::TooManySkills {
-                        loaded: self.skills.len(),
-                    });
-                }
-                let skill = LoadedSkill {
-                    description: description.clone(),
-                    body: body.clone(),
-                };
-                let result = json!({"name": name, "description": description,
-                                    "status": "loaded", "bytes": body.len()});
-                match self.skills.get(name) {
-                    Some(loaded) if *loaded == skill => (Change::Nothing, result),
-                    _ => (Change::SkillIn(name.clone(), skill), result),
-                }
+            } => self.evaluate_skill(name, description, body),
+            C::SkillUnloaded { name } => Ok(if self.skills.contains_key(name) {
+                (
+                    Change::SkillOut(name.clone()),
+                    json!({"name": name, "status": "unloaded"}),
+                )
+            } else {
+                (
+                    Change::Nothing,
+                    json!({"name": name, "status": "not_loaded"}),
+                )
+            }),
+            C::UiEmitted { messages } => self.evaluate_ui(messages),
+        }
+    }
+
+    /// A plan attached: a task has one plan, and attaching the same again
+    /// changes nothing.
+    fn evaluate_plan(&self, steps: &[StepSpec]) -> Result<(Change, Value), IntrinsicError> {
+        match &self.plan {
+            Some(plan) if plan.same_as(steps) => Ok((
+                Change::Nothing,
+                json!({"status": "unchanged", "steps": plan.steps().len(), "ready": plan.ready()}),
+            )),
+            Some(plan) => Err(IntrinsicError::PlanExists {
+                steps: plan.steps().len(),
+                done: plan.done(),
+            }),
+            None => {
+                let plan = Plan::build(steps)?;
+                let result =
+                    json!({"status": "attached", "steps": steps.len(), "ready": plan.ready()});
+                Ok((Change::Plan(plan), result))
             }
-            C::SkillUnloaded { name } => {
-                if self.skills.contains_key(name) {
-                    (
-                        Change::SkillOut(name.clone()),
-                        json!({"name": name, "status": "unloaded"}),
-                    )
-                } else {
-                    (
-                        Change::Nothing,
-                        json!({"name": name, "status": "not_loaded"}),
-                    )
-                }
+        }
+    }
+
+    /// A step of the plan completed (again, with the same output: nothing).
+    fn evaluate_step(&self, step: &str, output: &str) -> Result<(Change, Value), IntrinsicError> {
+        let plan = self.plan.as_ref().ok_or(IntrinsicError::NoPlan)?;
+        Ok(match plan.check_complete(step, output)? {
+            None => (
+                Change::Nothing,
+                json!({"step": step, "status": "unchanged", "ready": [],
+                       "remaining": plan.steps().len() - plan.done()}),
+            ),
+            Some(i) => {
+                let result = json!({"step": step, "status": "done",
+                    "ready": plan.freed_by(i),
+                    "remaining": plan.steps().len() - plan.done() - 1});
+                (Change::Step(i, output.to_owned()), result)
             }
-            C::UiEmitted { messages } => self.evaluate_ui(messages)?,
+        })
+    }
+
+    /// A question to a participant: one open at a time.
+    fn evaluate_question(
+        &self,
+        participant_id: &str,
+        question: &str,
+        options: &[String],
+    ) -> Result<(Change, Value), IntrinsicError> {
+        self.participant(participant_id)?;
+        if let Some(open) = self.waiting() {
+            return Err(IntrinsicError::AlreadyWaiting {
+                participant: open.participant_id.clone(),
+                question_id: open.id.clone(),
+            });
+        }
+        check_text("question", question, true)?;
+        check_list("options", options, MAX_OPTIONS as usize, true)?;
+        count("questions", self.questions.len(), MAX_SUBTASKS)?;
+        let id = format!("question-{}", self.questions.len() + 1);
+        let result = json!({"question_id": id, "participant_id": participant_id,
+                            "status": "waiting"});
+        let asked = Question {
+            id,
+            participant_id: participant_id.to_owned(),
+            question: question.to_owned(),
+            options: options.to_vec(),
+            reply: None,
+        };
+        Ok((Change::Ask(asked), result))
+    }
+
+    /// The reply to the open question, from the participant asked, one of
+    /// its options where it has any.
+    fn evaluate_reply(
+        &self,
+        participant_id: &str,
+        reply: &str,
+    ) -> Result<(Change, Value), IntrinsicError> {
+        let open = self.waiting().ok_or(IntrinsicError::NotWaiting)?;
+        if open.participant_id != participant_id {
+            return Err(IntrinsicError::InvalidReply(format!(
+                "{} was asked, not {participant_id:?}",
+                open.participant_id
+            )));
+        }
+        check_text("reply", reply, false)?;
+        if !open.options.is_empty() && !open.options.iter().any(|o| o == reply) {
+            return Err(IntrinsicError::InvalidReply(format!(
+                "{reply:?} is not one of the options {:?}",
+                open.options
+            )));
+        }
+        let result = json!({"question_id": open.id, "reply": reply});
+        Ok((Change::Reply(reply.to_owned()), result))
+    }
+
+    /// A participant's role set by an admin; the last admin stays one.
+    fn evaluate_role(
+        &self,
+        actor: &str,
+        participant_id: &str,
+        role: Role,
+    ) -> Result<(Change, Value), IntrinsicError> {
+        match self.participants.get(actor) {
+            Some(Role::Admin) => {}
+            other => {
+                return Err(IntrinsicError::NotAdmin {
+                    actor: actor.to_owned(),
+                    role: other.map_or("non-participant", |r| r.as_str()).to_owned(),
+                });
+            }
+        }
+        let previous = self.participant(participant_id)?;
+        let admins = self.participants.values().filter(|r| **r == Role::Admin);
+        if previous == Role::Admin && role != Role::Admin && admins.count() == 1 {
+            return Err(IntrinsicError::LastAdmin(participant_id.to_owned()));
+        }
+        let result = json!({"participant_id": participant_id, "role": role,
+                            "previous_role": previous});
+        Ok((Change::Role(participant_id.to_owned(), role), result))
+    }
+
+    /// A skill loaded into the task, within the size and count limits
+    /// (the same skill again changes nothing).
+    fn evaluate_skill(
+        &self,
+        name: &str,
+        description: &str,
+        body: &str,
+    ) -> Result<(Change, Value), IntrinsicError> {
+        check_name("skill name", name)?;
+        let max = MAX_SKILL_FILE_CEILING as usize;
+        if body.len() + description.len() > max {
+            return Err(IntrinsicError::over(
+                "the skill's size",
+                body.len(),
+                max,
+                "keep SKILL.md smaller",
+            ));
+        }
+        if !self.skills.contains_key(name) && self.skills.len() >= MAX_LOADED_SKILLS {
+            return Err(IntrinsicError::TooManySkills {
+                loaded: self.skills.len(),
+            });
+        }
+        let skill = LoadedSkill {
+            description: description.to_owned(),
+            body: body.to_owned(),
+        };
+        let result = json!({"name": name, "description": description,
+                            "status": "loaded", "bytes": body.len()});
+        Ok(match self.skills.get(name) {
+            Some(loaded) if *loaded == skill => (Change::Nothing, result),
+            _ => (Change::SkillIn(name.to_owned(), skill), result),
         })
     }
 

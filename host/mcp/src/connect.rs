@@ -32,7 +32,7 @@ use serde_json::Value;
 use super::bounded::{BoundedLines, Cause, MAX_DEPTH, Tripped};
 use super::child::Child;
 use super::client::{Handler, Shared};
-use super::launch::{Launch, Target};
+use super::launch::{Endpoint, Launch, Program, Target};
 
 /// Pages of `tools/list` followed before a listing is refused.
 pub const MAX_PAGES: usize = 1000;
@@ -258,153 +258,140 @@ async fn open(
     let message_limit = largest.max(rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH);
     match &launch.target {
         Target::Process(process) => {
-            let (mut child, stdout, stdin) = Child::spawn(process, server)
-                .map_err(|e| format!("cannot start {}: {e}", process.program.display()))?;
-            let tripped = Arc::new(Tripped::default());
-            let stdout = BoundedLines::new(stdout, message_limit, server, tripped.clone());
-            let transport =
-                AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(message_limit);
-            match handler.serve_with_lifecycle(transport, lifecycle).await {
-                Ok(service) => {
-                    offered(&service)?;
-                    Ok(Connection {
-                        service,
-                        child: Some(child),
-                        listener: None,
-                        tripped,
-                        generation: 0,
-                        message_limit,
-                        agreed_because: None,
-                        login: None,
-                    })
-                }
-                Err(e) => {
-                    let fallback = discover_answer(&e);
-                    if fallback.is_some() {
-                        child.shutdown().await;
-                        return Err(Refused {
-                            failure: Failure::from(plain(&e)),
-                            fallback,
-                        });
-                    }
-                    // Let the exit and its last words arrive.
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    let exited = child
-                        .exit_status()
-                        .map(|s| format!(" (the program exited: {s})"))
-                        .unwrap_or_default();
-                    Err(Refused::from(Failure {
-                        reason: format!("it did not start an MCP session: {}{exited}", plain(&e)),
-                        said: child.stderr_tail(),
-                        login: None,
-                        challenge: None,
-                        settled: false,
-                    }))
-                }
-            }
+            open_process(process, handler, lifecycle, message_limit, server).await
         }
         Target::Http(endpoint) => {
-            // Grants that need no person: the host obtains the token.
-            let machine = endpoint.oauth.as_ref().filter(|o| {
-                matches!(
-                    o.grant,
-                    super::declaration::Grant::ClientCredentials
-                        | super::declaration::Grant::Enterprise
-                )
-            });
-            let manager = match (&endpoint.login, machine) {
-                (Some(slot), Some(settings)) => Some(
-                    slot.obtain(settings, false)
-                        .await
-                        .map_err(|e| e.to_string())?,
-                ),
-                (Some(slot), None) => slot.manager().await.map_err(|e| e.to_string())?,
-                (None, _) => None,
-            };
-            let logged_in = manager.is_some();
-            let attach = |manager: Option<_>| {
-                manager.zip(endpoint.login.clone()).map(|(manager, slot)| {
-                    let machine = machine.map(|settings| (**settings).clone());
-                    Arc::new(super::oauth::Attached::new(manager, slot, machine))
-                })
-            };
-            let mut login = attach(manager);
-            let mut served = serve_http(
-                endpoint,
-                handler.clone(),
-                lifecycle.clone(),
-                login.clone(),
-                message_limit,
-            )
-            .await?;
-            // A token the server rejected: the handshake once more, with
-            // the token a refresh replaced it by, or (for a token the host
-            // obtains itself) a new one.
-            if let Err(e) = &served
-                && e.auth_challenge().is_some()
-            {
-                let replaced = login.as_ref().is_some_and(|l| l.take_replaced());
-                let again = match (&endpoint.login, machine) {
-                    _ if replaced => true,
-                    (Some(slot), Some(settings)) => {
-                        let manager = slot
-                            .obtain(settings, true)
-                            .await
-                            .map_err(|e| e.to_string())?;
-                        login = attach(Some(manager));
-                        true
-                    }
-                    _ => false,
-                };
-                if again {
-                    served = serve_http(endpoint, handler, lifecycle, login.clone(), message_limit)
-                        .await?;
-                }
-            }
-            let service = served.map_err(|e| {
-                if let Some(challenge) = e.auth_challenge() {
-                    let refusal = super::oauth::refusal(
-                        &launch.server,
-                        &endpoint.url,
-                        endpoint.login.as_ref(),
-                        challenge,
-                        logged_in,
-                    );
-                    return Refused::from(Failure {
-                        reason: refusal.reason,
-                        said: None,
-                        login: Some(refusal.login_would_help),
-                        challenge: Some(challenge.to_owned()),
-                        settled: false,
-                    });
-                }
-                Refused {
-                    fallback: discover_answer(&e),
-                    failure: Failure::from(format!(
-                        "it did not start an MCP session: {}",
-                        plain(&e)
-                    )),
-                }
-            })?;
+            open_http(launch, endpoint, handler, lifecycle, message_limit).await
+        }
+    }
+}
+
+/// Starts the server's program and opens a session over its stdio.
+async fn open_process(
+    process: &Program,
+    handler: Handler,
+    lifecycle: ClientLifecycleMode,
+    message_limit: usize,
+    server: &str,
+) -> Result<Connection, Refused> {
+    let (mut child, stdout, stdin) = Child::spawn(process, server)
+        .map_err(|e| format!("cannot start {}: {e}", process.program.display()))?;
+    let tripped = Arc::new(Tripped::default());
+    let stdout = BoundedLines::new(stdout, message_limit, server, tripped.clone());
+    let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(message_limit);
+    match handler.serve_with_lifecycle(transport, lifecycle).await {
+        Ok(service) => {
             offered(&service)?;
             Ok(Connection {
                 service,
-                child: None,
+                child: Some(child),
                 listener: None,
-                tripped: Arc::default(),
+                tripped,
                 generation: 0,
                 message_limit,
                 agreed_because: None,
-                login,
+                login: None,
             })
         }
+        Err(e) => {
+            let fallback = discover_answer(&e);
+            if fallback.is_some() {
+                child.shutdown().await;
+                return Err(Refused {
+                    failure: Failure::from(plain(&e)),
+                    fallback,
+                });
+            }
+            // Let the exit and its last words arrive.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let exited = child
+                .exit_status()
+                .map(|s| format!(" (the program exited: {s})"))
+                .unwrap_or_default();
+            Err(Refused::from(Failure {
+                reason: format!("it did not start an MCP session: {}{exited}", plain(&e)),
+                said: child.stderr_tail(),
+                login: None,
+                challenge: None,
+                settled: false,
+            }))
+        }
     }
+}
+
+/// Opens a session with the server at `endpoint`, with the token its login
+/// (or the host, for a machine grant) holds; a rejected token is renewed
+/// once.
+async fn open_http(
+    launch: &Launch,
+    endpoint: &Endpoint,
+    handler: Handler,
+    lifecycle: ClientLifecycleMode,
+    message_limit: usize,
+) -> Result<Connection, Refused> {
+    let mut login = super::oauth::attach(endpoint.auth()).await?;
+    let logged_in = login.is_some();
+    let mut served = serve_http(
+        endpoint,
+        handler.clone(),
+        lifecycle.clone(),
+        login.clone(),
+        message_limit,
+    )
+    .await?;
+    // A token the server rejected: the handshake once more, with
+    // the token a refresh replaced it by, or (for a token the host
+    // obtains itself) a new one.
+    if let Err(e) = &served
+        && e.auth_challenge().is_some()
+    {
+        let replaced = login.as_ref().is_some_and(|l| l.take_replaced());
+        let again = replaced || {
+            let renewed = super::oauth::attach_anew(endpoint.auth()).await?;
+            let obtained = renewed.is_some();
+            if obtained {
+                login = renewed;
+            }
+            obtained
+        };
+        if again {
+            served = serve_http(endpoint, handler, lifecycle, login.clone(), message_limit).await?;
+        }
+    }
+    let service = served.map_err(|e| {
+        if let Some(challenge) = e.auth_challenge() {
+            let refusal =
+                super::oauth::refusal(&launch.server, endpoint.auth(), challenge, logged_in);
+            return Refused::from(Failure {
+                reason: refusal.reason,
+                said: None,
+                login: Some(refusal.login_would_help),
+                challenge: Some(challenge.to_owned()),
+                settled: false,
+            });
+        }
+        Refused {
+            fallback: discover_answer(&e),
+            failure: Failure::from(format!("it did not start an MCP session: {}", plain(&e))),
+        }
+    })?;
+    offered(&service)?;
+    Ok(Connection {
+        service,
+        child: None,
+        listener: None,
+        tripped: Arc::default(),
+        generation: 0,
+        message_limit,
+        agreed_because: None,
+        login,
+    })
 }
 
 /// A session with the HTTP server at `endpoint`, its requests carrying
 /// the token of `login` (refreshed by it) when there is one.
 async fn serve_http(
-    endpoint: &super::launch::Endpoint,
+    endpoint: &Endpoint,
     handler: Handler,
     lifecycle: ClientLifecycleMode,
     login: Option<Arc<super::oauth::Attached>>,
@@ -429,7 +416,7 @@ async fn serve_http(
         .custom_headers(headers)
         .max_json_response_size(message_limit)
         .max_sse_event_size(message_limit);
-    let client = super::oauth::SessionClient::new(client, login);
+    let client = super::oauth::session_client(client, login);
     let transport = StreamableHttpClientTransport::with_client(client, config);
     Ok(handler.serve_with_lifecycle(transport, lifecycle).await)
 }

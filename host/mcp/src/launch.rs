@@ -74,10 +74,28 @@ pub struct Endpoint {
     /// Where the server's OAuth login is kept (`mcp login`), when the host
     /// keeps logins (it does beside a config file): the host attaches the
     /// token to its requests, the plugin never sees it.
+    #[cfg(feature = "oauth")]
     pub login: Option<super::oauth::Slot>,
     /// The declared OAuth settings, their references resolved (boxed:
     /// most servers have none).
+    #[cfg(feature = "oauth")]
     pub oauth: Option<Box<super::oauth::Settings>>,
+}
+
+impl Endpoint {
+    /// What the OAuth side needs of it.
+    pub(crate) fn auth(&self) -> super::oauth::Auth<'_> {
+        super::oauth::Auth {
+            #[cfg(feature = "oauth")]
+            url: &self.url,
+            #[cfg(feature = "oauth")]
+            login: self.login.as_ref(),
+            #[cfg(feature = "oauth")]
+            settings: self.oauth.as_deref(),
+            #[cfg(not(feature = "oauth"))]
+            endpoint: std::marker::PhantomData,
+        }
+    }
 }
 
 impl fmt::Debug for Endpoint {
@@ -87,7 +105,7 @@ impl fmt::Debug for Endpoint {
             .field("url", &redact_url(self.url.as_str()))
             .field("grant", &self.grant.as_str())
             .field("headers", &keys)
-            .field("login", &self.login.as_ref().map(|l| l.key()))
+            .field("login", &self.auth().login_key())
             .finish()
     }
 }
@@ -244,16 +262,27 @@ fn endpoint(plugin: &str, http: &Http, grants: &Grants) -> Result<Endpoint, Laun
         }
         headers.push((name.clone(), value));
     }
+    #[cfg(feature = "oauth")]
     let oauth = http
         .oauth
         .as_ref()
         .map(|declared| super::oauth::Settings::resolve(plugin, declared, grants).map(Box::new))
         .transpose()?;
+    #[cfg(not(feature = "oauth"))]
+    if http.oauth.is_some() {
+        return Err(LaunchError::Invalid(
+            "it declares an OAuth login (oauth), and this host was built without the oauth \
+             feature of tiny-harness-host: build it with that feature, or remove the oauth block"
+                .to_owned(),
+        ));
+    }
     Ok(Endpoint {
         url,
         grant: grant.clone(),
         headers,
+        #[cfg(feature = "oauth")]
         login: None,
+        #[cfg(feature = "oauth")]
         oauth,
     })
 }

@@ -37,7 +37,11 @@ pub mod declaration {
 mod fetch;
 pub mod launch;
 pub mod launcher;
+#[cfg(feature = "oauth")]
 pub mod oauth;
+#[cfg(not(feature = "oauth"))]
+#[path = "oauth_off.rs"]
+mod oauth;
 mod session;
 pub mod store;
 pub use tiny_harness_core::watch;
@@ -45,13 +49,14 @@ pub use tiny_harness_core::watch;
 pub use child::{SHUTDOWN_GRACE, STDERR_TAIL_BYTES};
 pub use client::{MAX_LOG_MESSAGES, MAX_PROGRESS};
 pub use connect::Failure;
-pub use convert::Skipped;
+pub use convert::{ListingError, Skipped};
 pub use declaration::{Declaration, Http, Stdio, Transport};
 pub use launch::{BASELINE_ENV, Launch, LaunchError};
 pub use session::{
-    MAX_ATTEMPTS, MAX_PAGES, McpSource, SourceLimits, State, Status, Unauthenticated,
+    MAX_ATTEMPTS, MAX_PAGES, McpSource, SourceError, SourceLimits, State, Status, Unauthenticated,
 };
 /// One session opened, its first page of tools listed, and closed: what
 /// `mcp doctor` and the login probe run.
 pub use session::{Once, once};
+pub use store::StoreError;
 pub use watch::{Change, Drift, Pin};

@@ -30,6 +30,7 @@ use rmcp::transport::auth::{
 
 pub(crate) use attach::{Attached, SessionClient};
 pub use settings::{IdentityProviderSettings, SIGNING_ALGORITHMS, Settings};
+use tiny_harness_core::declaration::Grant;
 pub use tokens::{Entry, Tokens};
 
 /// Why a login, or the use of a login, failed: one line that names what
@@ -241,17 +242,11 @@ impl CredentialStore for Slot {
 /// accepts the one there is, or wants a wider scope (recorded, so that the
 /// next `mcp login` asks for it). A 403 for scopes already granted is not
 /// helped by a login, and says so.
-/// `url` is the server's, `kept` where its login is kept (`None` for a
-/// host that keeps none).
-pub(crate) fn refusal(
-    server: &str,
-    url: &url::Url,
-    kept: Option<&Slot>,
-    challenge: &str,
-    logged_in: bool,
-) -> Refusal {
+/// `logged_in`: whether the session carried a token.
+pub(crate) fn refusal(server: &str, auth: Auth<'_>, challenge: &str, logged_in: bool) -> Refusal {
     use rmcp::transport::auth::WWWAuthenticateParams;
-    let params = WWWAuthenticateParams::parse(challenge, url);
+    let kept = auth.login;
+    let params = WWWAuthenticateParams::parse(challenge, auth.url);
     let login = format!("run tiny-harness mcp login {server}");
     let Some(slot) = kept else {
         return Refusal {
@@ -305,6 +300,86 @@ pub(crate) fn refusal(
         },
         login_would_help: true,
     }
+}
+
+/// [`refusal`] of a call on an open session: it carried a token when the
+/// server's login holds one.
+pub(crate) fn refusal_during_call(server: &str, auth: Auth<'_>, challenge: &str) -> Refusal {
+    let logged_in = auth
+        .login
+        .and_then(|slot| slot.state().ok().flatten())
+        .is_some();
+    refusal(server, auth, challenge, logged_in)
+}
+
+/// The token a session with `endpoint` carries: its login's, or (for a
+/// grant that needs no person) one the host obtains; `None` when it has
+/// no login.
+pub(crate) async fn attach(auth: Auth<'_>) -> Result<Option<Arc<Attached>>, String> {
+    let machine = machine_grant(auth);
+    let Some(slot) = auth.login else {
+        return Ok(None);
+    };
+    let manager = match machine {
+        Some(settings) => Some(
+            slot.obtain(settings, false)
+                .await
+                .map_err(|e| e.to_string())?,
+        ),
+        None => slot.manager().await.map_err(|e| e.to_string())?,
+    };
+    Ok(manager.map(|manager| {
+        let machine = machine.cloned();
+        Arc::new(Attached::new(manager, slot.clone(), machine))
+    }))
+}
+
+/// A new token for a session with `endpoint` whose token the server
+/// rejected, where the host obtains its tokens itself (a grant that needs
+/// no person); `None` otherwise.
+pub(crate) async fn attach_anew(auth: Auth<'_>) -> Result<Option<Arc<Attached>>, String> {
+    let (Some(slot), Some(settings)) = (auth.login, machine_grant(auth)) else {
+        return Ok(None);
+    };
+    let manager = slot
+        .obtain(settings, true)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(Some(Arc::new(Attached::new(
+        manager,
+        slot.clone(),
+        Some(settings.clone()),
+    ))))
+}
+
+/// The declared settings of a grant that needs no person (client
+/// credentials, enterprise): the host obtains the token.
+fn machine_grant(auth: Auth<'_>) -> Option<&Settings> {
+    auth.settings
+        .filter(|o| matches!(o.grant, Grant::ClientCredentials | Grant::Enterprise))
+}
+
+impl Auth<'_> {
+    /// The key of its login, for `Debug`.
+    pub(crate) fn login_key(&self) -> Option<&str> {
+        self.login.map(Slot::key)
+    }
+}
+
+/// What the OAuth side needs of a server's endpoint.
+#[derive(Clone, Copy)]
+pub(crate) struct Auth<'a> {
+    /// The server's URL.
+    pub url: &'a url::Url,
+    /// Where its login is kept, when the host keeps logins.
+    pub login: Option<&'a Slot>,
+    /// Its declared OAuth settings.
+    pub settings: Option<&'a Settings>,
+}
+
+/// The HTTP client of a session: reqwest's, with `login`'s token attached.
+pub(crate) fn session_client(http: reqwest::Client, login: Option<Arc<Attached>>) -> SessionClient {
+    SessionClient::new(http, login)
 }
 
 /// A server's refusal of the host's credentials, for people and the model.

@@ -30,6 +30,7 @@ use super::client::{Handler, Shared};
 use super::connect::{self, Connection, close, list_pages, listen};
 use super::convert::{self, Listing, Skipped};
 use super::launch::Launch;
+use super::store::StoreError;
 use super::watch::{Drift, Watch};
 
 mod calls;
@@ -42,6 +43,25 @@ pub use probe::{Once, once};
 pub const MAX_ATTEMPTS: u32 = 3;
 
 pub use super::connect::MAX_PAGES;
+
+/// Why a source could not be listed, or its install checked.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SourceError {
+    /// The install it runs from is not as installed or pinned.
+    #[error(transparent)]
+    Install(#[from] StoreError),
+    /// It could not be started or reached, or its session ended: why, with
+    /// the server's last words where it left any.
+    #[error("{0}")]
+    Unavailable(String),
+    /// `tools/list` did not finish within the source's timeout.
+    #[error("tools/list did not finish within {} ms", .0.as_millis())]
+    ListTimeout(Duration),
+    /// What it listed was refused.
+    #[error(transparent)]
+    Listing(#[from] convert::ListingError),
+}
 
 /// How a source's session stands, for people.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -244,7 +264,7 @@ impl McpSource {
     /// it: a server not started yet whose install was changed is marked
     /// failed with why. `Ok` for a server that runs from no install, and
     /// for one that started (its start checked it).
-    pub fn check_install(&self) -> Result<(), String> {
+    pub fn check_install(&self) -> Result<(), StoreError> {
         let Some(check) = self.launch.as_ref().and_then(|l| l.store_check.as_ref()) else {
             return Ok(());
         };
@@ -254,8 +274,7 @@ impl McpSource {
         }
         check
             .run()
-            .map_err(|e| e.to_string())
-            .inspect_err(|why| self.set_status(|s| s.state = State::Failed(why.clone())))
+            .inspect_err(|why| self.set_status(|s| s.state = State::Failed(why.to_string())))
     }
 
     /// Whether its last start was refused before anything ran.
@@ -312,7 +331,7 @@ impl McpSource {
 
     /// Connects (if not connected) and lists every tool. On failure the
     /// source is marked failed with the reason, which is also returned.
-    pub async fn list(&self) -> Result<Listing, String> {
+    pub async fn list(&self) -> Result<Listing, SourceError> {
         let iteration = self.iterations.load(Ordering::SeqCst);
         let result = self.try_list().await;
         match &result {
@@ -320,7 +339,7 @@ impl McpSource {
                 self.observe(listing);
                 self.checked.store(iteration, Ordering::SeqCst);
             }
-            Err(why) => self.set_status(|s| s.state = State::Failed(why.clone())),
+            Err(why) => self.set_status(|s| s.state = State::Failed(why.to_string())),
         }
         result
     }
@@ -334,7 +353,7 @@ impl McpSource {
 
     /// Re-lists now, whatever the iteration, and returns how the listing
     /// differs from the pins.
-    pub async fn relist(&self) -> Result<Drift, String> {
+    pub async fn relist(&self) -> Result<Drift, SourceError> {
         self.list().await?;
         Ok(self.drift())
     }
@@ -354,22 +373,27 @@ impl McpSource {
         if !due(self, now) {
             return Ok(());
         }
-        let listing = self.try_list().await.map_err(CallError::Unavailable)?;
+        let listing = self
+            .try_list()
+            .await
+            .map_err(|e| CallError::Unavailable(e.to_string()))?;
         self.observe(&listing);
         self.checked.store(now, Ordering::SeqCst);
         Ok(())
     }
 
-    async fn try_list(&self) -> Result<Listing, String> {
+    async fn try_list(&self) -> Result<Listing, SourceError> {
         // A listing's failure goes to people (`plugins`, the CLI's warning):
         // with the server's last words, where it left any.
         let (peer, _) = self
             .peer()
             .await
             .map_err(|e| match (e, self.status().state) {
-                (CallError::Unavailable(_), State::Failed(detailed)) => detailed,
-                (CallError::Unavailable(why), _) => why,
-                (other, _) => other.to_string(),
+                (CallError::Unavailable(_), State::Failed(detailed)) => {
+                    SourceError::Unavailable(detailed)
+                }
+                (CallError::Unavailable(why), _) => SourceError::Unavailable(why),
+                (other, _) => SourceError::Unavailable(other.to_string()),
             })?;
         self.shared.stale.store(false, Ordering::SeqCst);
         let deadline = Instant::now() + self.timeout();
@@ -378,25 +402,20 @@ impl McpSource {
             list_pages(&peer, self.limits.registration.tools),
         )
         .await
-        .map_err(|_| {
-            format!(
-                "tools/list did not finish within {} ms",
-                self.timeout().as_millis()
-            )
-        })?;
+        .map_err(|_| SourceError::ListTimeout(self.timeout()))?;
         let tools = match listed {
             Ok(tools) => tools,
             // Let the session's end (and the program's) be seen.
             Err(why) => {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 let mut connection = self.connection.lock().await;
-                return Err(match connection.as_mut() {
+                return Err(SourceError::Unavailable(match connection.as_mut() {
                     Some(open) => connect::explain(open, why),
                     None => why,
-                });
+                }));
             }
         };
-        convert::listing(tools, &self.limits.registration).map_err(|e| e.to_string())
+        Ok(convert::listing(tools, &self.limits.registration)?)
     }
 
     /// Marks the source failed for `why` (its tools were refused).

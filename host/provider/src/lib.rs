@@ -22,8 +22,8 @@
 //! Provider::format_results([ToolReply]) -> the messages/items to append
 //! ```
 //!
-//! Invariants (each has a test in `provider/tests.rs`, `encode_tests.rs`,
-//! `results_tests.rs`, `null_tests.rs`, `schema_tests.rs` or `props.rs`):
+//! Invariants (each has a test in `tests.rs` or beside it in `tests/`:
+//! `encode.rs`, `results.rs`, `null.rs`, `schema.rs`, `props.rs`):
 //! - **One result per call.** [`Provider::decode_calls`] returns every
 //!   tool call of the response, in order, each with its id, and every one
 //!   of them is either a [`ToolCall`] to run or a refusal whose
@@ -66,16 +66,6 @@ mod payload;
 mod read;
 pub mod wire;
 
-#[cfg(test)]
-mod encode_tests;
-#[cfg(test)]
-mod null_tests;
-#[cfg(test)]
-mod props;
-#[cfg(test)]
-mod results_tests;
-#[cfg(test)]
-mod schema_tests;
 #[cfg(test)]
 mod tests;
 

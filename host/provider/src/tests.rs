@@ -4,6 +4,12 @@
 //! object), `unknown.json` (a call to a tool not offered, then a good one)
 //! and `none.json` (no calls).
 
+mod encode;
+mod null;
+mod props;
+mod results;
+mod schema;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -74,8 +74,6 @@
 
 mod form;
 #[cfg(test)]
-mod props;
-#[cfg(test)]
 mod tests;
 
 use std::collections::HashMap;

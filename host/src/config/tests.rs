@@ -343,7 +343,7 @@ fn the_config_names_the_skills_root() {
 #[cfg(feature = "intrinsics")]
 fn the_config_sets_the_skill_caps_within_their_ceilings() {
     use crate::config::Config;
-    use crate::intrinsic::skills::SkillLimits;
+    use crate::intrinsic::SkillLimits;
     use std::path::Path;
     let file = Path::new("/srv/task/tiny-harness.toml");
     let defaults = Config::parse(file, "[skills]\nroot = \"s\"\n").unwrap();

@@ -242,7 +242,7 @@ impl HostBuilder {
             store: config_path
                 .as_deref()
                 .map(crate::mcp_runtime::store::Store::beside),
-            #[cfg(feature = "mcp")]
+            #[cfg(feature = "oauth")]
             tokens: config_path
                 .as_deref()
                 .map(|path| Arc::new(crate::mcp_runtime::oauth::Tokens::beside(path))),

@@ -86,7 +86,9 @@ impl HostState {
     }
 
     /// `launch` with its place in the token file, for an HTTP server of a
-    /// host that keeps logins.
+    /// host that keeps logins (one built with the `oauth` feature, beside
+    /// a config file).
+    #[cfg(feature = "oauth")]
     pub(super) fn with_login(&self, plugin: &str, mut launch: Launch) -> Launch {
         if let (Some(tokens), Target::Http(endpoint)) = (&self.tokens, &mut launch.target) {
             let key = format!("{plugin}/{}", launch.server);
@@ -96,6 +98,13 @@ impl HostState {
                 &endpoint.url,
             ));
         }
+        launch
+    }
+
+    /// `launch` as it is: a host built without the `oauth` feature keeps
+    /// no logins.
+    #[cfg(not(feature = "oauth"))]
+    pub(super) fn with_login(&self, _plugin: &str, launch: Launch) -> Launch {
         launch
     }
 

@@ -75,7 +75,7 @@ impl Host {
                 outcome: CallOutcome::new(
                     outcome.call_id,
                     outcome.tool,
-                    Err(crate::intrinsic::source::apply_error(&error)),
+                    Err(crate::intrinsic::apply_error(&error)),
                 ),
                 command: None,
             },

@@ -223,7 +223,11 @@ impl Host {
                 let listing = match (from_lock, mcp.status().state) {
                     (Some(pinned), _) => Ok(Start::FromLock(pinned)),
                     (None, State::Failed(why)) => Err(why),
-                    (None, _) => mcp.list().await.map(|l| Start::Listed(l.tools)),
+                    (None, _) => mcp
+                        .list()
+                        .await
+                        .map(|l| Start::Listed(l.tools))
+                        .map_err(|e| e.to_string()),
                 };
                 (index, mcp, listing)
             });

@@ -134,9 +134,9 @@ impl Host {
             let drift = match source {
                 #[cfg(feature = "mcp")]
                 ServerSource::Mcp(mcp) => {
-                    mcp.relist().await.map_err(|reason| HostError::Relist {
+                    mcp.relist().await.map_err(|source| HostError::Relist {
                         server: key.clone(),
-                        reason,
+                        source: Box::new(source),
                     })?
                 }
                 ServerSource::Plugin(guard) => guard
@@ -169,9 +169,9 @@ impl Host {
             let current = match &source {
                 #[cfg(feature = "mcp")]
                 ServerSource::Mcp(mcp) => {
-                    mcp.relist().await.map_err(|reason| HostError::Relist {
+                    mcp.relist().await.map_err(|source| HostError::Relist {
                         server: key.clone(),
-                        reason,
+                        source: Box::new(source),
                     })?;
                     mcp.listed().unwrap_or_default()
                 }

@@ -218,32 +218,54 @@ fn spawn_ticker(engine: wasmtime::EngineWeak, stop: Arc<AtomicBool>) -> std::io:
         .map(drop)
 }
 
-/// A future polled inside the engine's runtime context, so that whatever it
-/// spawns (wasmtime-wasi's blocking file operations, its timers) lands on the
-/// engine's threads rather than the embedder's, wherever it is awaited.
-pub(crate) struct InEngine<F> {
-    handle: tokio::runtime::Handle,
-    inner: std::pin::Pin<Box<F>>,
+pin_project_lite::pin_project! {
+    /// A future polled inside the engine's runtime context, so that whatever
+    /// it spawns (wasmtime-wasi's blocking file operations, its timers)
+    /// lands on the engine's threads rather than the embedder's, wherever it
+    /// is awaited; and given up at a deadline (`Err(TimedOut)`). Held in
+    /// place, not boxed (the call's future is boxed once, by the source
+    /// that runs it), and the deadline's timer is made only if the future
+    /// does not finish at its first poll.
+    pub(crate) struct InEngine<'a, F> {
+        handle: &'a tokio::runtime::Handle,
+        deadline: tokio::time::Instant,
+        timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+        #[pin]
+        inner: F,
+    }
 }
 
-impl<F: std::future::Future> InEngine<F> {
-    pub(crate) fn new(engine: &PluginEngine, inner: F) -> Self {
+/// An [`InEngine`] future reached its deadline.
+#[derive(Debug)]
+pub(crate) struct TimedOut;
+
+impl<'a, F: std::future::Future> InEngine<'a, F> {
+    pub(crate) fn new(engine: &'a PluginEngine, deadline: std::time::Instant, inner: F) -> Self {
         InEngine {
-            handle: engine.io().clone(),
-            inner: Box::pin(inner),
+            handle: engine.io(),
+            deadline: deadline.into(),
+            timer: None,
+            inner,
         }
     }
 }
 
-impl<F: std::future::Future> std::future::Future for InEngine<F> {
-    type Output = F::Output;
+impl<F: std::future::Future> std::future::Future for InEngine<'_, F> {
+    type Output = Result<F::Output, TimedOut>;
 
     fn poll(
         self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<F::Output> {
-        let this = self.get_mut();
+    ) -> std::task::Poll<Self::Output> {
+        let this = self.project();
         let _context = this.handle.enter();
-        this.inner.as_mut().poll(cx)
+        if let std::task::Poll::Ready(output) = this.inner.poll(cx) {
+            return std::task::Poll::Ready(Ok(output));
+        }
+        let deadline = *this.deadline;
+        let timer = this
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        timer.as_mut().poll(cx).map(|()| Err(TimedOut))
     }
 }

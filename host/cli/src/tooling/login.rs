@@ -31,7 +31,7 @@
 use std::time::Duration;
 
 use rmcp::transport::auth::{AuthError, AuthorizationCallback, AuthorizationManager};
-use rmcp::transport::auth::{AuthorizationRequest, AuthorizationSession};
+use rmcp::transport::auth::{AuthorizationMetadata, AuthorizationRequest, AuthorizationSession};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use super::browser;
@@ -108,32 +108,102 @@ pub async fn login(
     tell: &mut (dyn FnMut(&str) + Send),
 ) -> Result<LoggedIn, OAuthError> {
     let server = slot.key().to_owned();
-    let fail = |what: &str, e: &AuthError| {
-        OAuthError::Server(format!(
-            "server {server}: {what}: {}",
-            one_line(&e.to_string())
-        ))
-    };
     let mut manager = AuthorizationManager::new(url.as_str())
         .await
-        .map_err(|e| fail("cannot start a login", &e))?;
-    let metadata =
-        match manager.resolve_metadata_from_challenge(challenge).await {
-            Ok(resolution) => resolution.metadata,
-            // A 2025-03-26 server (no protected-resource metadata) serves its
-            // authorization server's metadata at its own origin, and some
-            // give an issuer other than that origin, which RFC 8414 would
-            // refuse; it is taken when every endpoint it names is on the
-            // server's own origin (the server is then its own authorization
-            // server, and no other can be mixed up with it).
-            Err(e @ AuthError::AuthorizationServerMismatch { .. }) => same_origin_metadata(url)
-                .await
-                .ok_or_else(|| fail("cannot discover how to log in to it", &e))?,
-            Err(e) => return Err(fail("cannot discover how to log in to it", &e)),
-        };
+        .map_err(|e| failed(&server, "cannot start a login", &e))?;
+    let metadata = discover(&mut manager, url, challenge, &server).await?;
     manager.set_metadata(metadata.clone());
     manager.set_credential_store(slot.clone());
+    let scopes = scopes_to_ask(slot, request, &manager).await?;
+    let (listener, port) = listen(&server, request.callback_port).await?;
+    let redirect_uri = format!("http://127.0.0.1:{port}/callback");
+    let client = client(
+        &mut manager,
+        &metadata,
+        request,
+        &redirect_uri,
+        scopes,
+        &server,
+    )
+    .await?;
 
+    let session = AuthorizationSession::new(manager, client.authorization)
+        .await
+        .map_err(|(_, e)| failed(&server, "cannot start the authorization", &e))?;
+    let address = session.get_authorization_url().to_owned();
+    tell(&format!(
+        "to log in to {server}, open this URL in a browser (waiting up to {} s):\n{address}",
+        request.wait.as_secs()
+    ));
+    if request.open_browser
+        && let Err(why) = browser::open(&address)
+    {
+        tell(&why.to_string());
+    }
+    let deadline = tokio::time::Instant::now() + request.wait;
+    let callback = callback(&listener, port, deadline, &address, request, &server).await?;
+    exchange(&session, &callback, deadline, request, &server).await?;
+    // The tokens are saved (rmcp saved them through the slot): add what a
+    // call needs without discovering again, and forget the step-up.
+    slot.update(|entry| {
+        entry.map(|mut entry| {
+            entry.client_secret = client.dynamic_secret;
+            entry.metadata = Some(metadata);
+            entry.wanted_scopes.clear();
+            entry
+        })
+    })?;
+    let state = slot.state()?.ok_or_else(|| {
+        OAuthError::Server(format!(
+            "server {server}: the authorization server answered without an access token"
+        ))
+    })?;
+    Ok(LoggedIn {
+        scopes: state.scopes,
+        refreshable: state.refreshable,
+        client: client.kind,
+    })
+}
+
+/// A refusal from rmcp's side of the login, on one line.
+fn failed(server: &str, what: &str, e: &AuthError) -> OAuthError {
+    OAuthError::Server(format!(
+        "server {server}: {what}: {}",
+        one_line(&e.to_string())
+    ))
+}
+
+/// The authorization server's metadata, from the server's challenge or
+/// the well-known places.
+async fn discover(
+    manager: &mut AuthorizationManager,
+    url: &url::Url,
+    challenge: Option<&str>,
+    server: &str,
+) -> Result<AuthorizationMetadata, OAuthError> {
+    let what = "cannot discover how to log in to it";
+    match manager.resolve_metadata_from_challenge(challenge).await {
+        Ok(resolution) => Ok(resolution.metadata),
+        // A 2025-03-26 server (no protected-resource metadata) serves its
+        // authorization server's metadata at its own origin, and some
+        // give an issuer other than that origin, which RFC 8414 would
+        // refuse; it is taken when every endpoint it names is on the
+        // server's own origin (the server is then its own authorization
+        // server, and no other can be mixed up with it).
+        Err(e @ AuthError::AuthorizationServerMismatch { .. }) => same_origin_metadata(url)
+            .await
+            .ok_or_else(|| failed(server, what, &e)),
+        Err(e) => Err(failed(server, what, &e)),
+    }
+}
+
+/// The scopes asked for: those granted and wanted before, those named on
+/// the command line; else what the server names.
+async fn scopes_to_ask(
+    slot: &Slot,
+    request: &Login,
+    manager: &AuthorizationManager,
+) -> Result<Vec<String>, OAuthError> {
     let before = slot.entry()?;
     let mut scopes: Vec<String> = Vec::new();
     let mut add = |list: &[String]| {
@@ -151,8 +221,15 @@ pub async fn login(
     if scopes.is_empty() {
         scopes = manager.select_initial_scopes(&[]).await;
     }
+    Ok(scopes)
+}
 
-    let port = request.callback_port.unwrap_or(0);
+/// The loopback listener the redirect comes back to, and its port.
+async fn listen(
+    server: &str,
+    port: Option<u16>,
+) -> Result<(tokio::net::TcpListener, u16), OAuthError> {
+    let port = port.unwrap_or(0);
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
         .map_err(|e| {
@@ -164,18 +241,39 @@ pub async fn login(
         .local_addr()
         .map_err(|e| OAuthError::Authorization(format!("server {server}: {e}")))?
         .port();
-    let redirect_uri = format!("http://127.0.0.1:{port}/callback");
+    Ok((listener, port))
+}
 
+/// The client a login is made as, and how it came to be.
+struct Client {
+    authorization: AuthorizationRequest,
+    /// `pre-registered`, `metadata document` or `dynamic`.
+    kind: &'static str,
+    /// The secret a dynamic registration gave, kept for refreshes.
+    dynamic_secret: Option<String>,
+}
+
+/// The client: the pre-registered one the config names, else a Client ID
+/// Metadata Document (when the authorization server takes them), else one
+/// registered dynamically.
+async fn client(
+    manager: &mut AuthorizationManager,
+    metadata: &AuthorizationMetadata,
+    request: &Login,
+    redirect_uri: &str,
+    scopes: Vec<String>,
+    server: &str,
+) -> Result<Client, OAuthError> {
     let supports_documents = metadata
         .additional_fields
         .get("client_id_metadata_document_supported")
         .and_then(|v| v.as_bool())
         .unwrap_or(false);
-    let mut authorization = AuthorizationRequest::new(redirect_uri.clone())
+    let mut authorization = AuthorizationRequest::new(redirect_uri.to_owned())
         .with_client_name("tiny-harness")
         .with_scopes(scopes.clone());
     let mut dynamic_secret = None;
-    let client = if let Some(id) = &request.client_id {
+    let kind = if let Some(id) = &request.client_id {
         authorization = authorization.with_preregistered_client(id.clone());
         if let Some(secret) = &request.client_secret {
             authorization = authorization.with_client_secret(secret.clone());
@@ -191,10 +289,11 @@ pub async fn login(
     } else if metadata.registration_endpoint.is_some() {
         let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
         let registered = manager
-            .register_client("tiny-harness", &redirect_uri, &scope_refs)
+            .register_client("tiny-harness", redirect_uri, &scope_refs)
             .await
             .map_err(|e| {
-                fail(
+                failed(
+                    server,
                     "the authorization server refused to register this client",
                     &e,
                 )
@@ -215,22 +314,24 @@ pub async fn login(
             }
         )));
     };
+    Ok(Client {
+        authorization,
+        kind,
+        dynamic_secret,
+    })
+}
 
-    let session = AuthorizationSession::new(manager, authorization)
-        .await
-        .map_err(|(_, e)| fail("cannot start the authorization", &e))?;
-    let address = session.get_authorization_url().to_owned();
-    tell(&format!(
-        "to log in to {server}, open this URL in a browser (waiting up to {} s):\n{address}",
-        request.wait.as_secs()
-    ));
-    if request.open_browser
-        && let Err(why) = browser::open(&address)
-    {
-        tell(&why);
-    }
-    let deadline = tokio::time::Instant::now() + request.wait;
-    let redirected = tokio::time::timeout_at(deadline, redirect(&listener, port))
+/// The authorization response the browser brings back by `deadline`,
+/// answering this login (its `state` the one `address` sent).
+async fn callback(
+    listener: &tokio::net::TcpListener,
+    port: u16,
+    deadline: tokio::time::Instant,
+    address: &str,
+    request: &Login,
+    server: &str,
+) -> Result<AuthorizationCallback, OAuthError> {
+    let redirected = tokio::time::timeout_at(deadline, redirect(listener, port))
         .await
         .map_err(|_| {
             OAuthError::Authorization(format!(
@@ -240,10 +341,10 @@ pub async fn login(
         })?
         .map_err(|why| OAuthError::Authorization(format!("server {server}: {why}")))?;
     let callback = AuthorizationCallback::from_redirect_url(&redirected)
-        .map_err(|e| fail("the redirect is not an authorization response", &e))?;
+        .map_err(|e| failed(server, "the redirect is not an authorization response", &e))?;
     // The state must be the one this login sent: another is an old or a
     // forged redirect (rmcp would only say it knows no such state).
-    let sent = url::Url::parse(&address).ok().and_then(|u| {
+    let sent = url::Url::parse(address).ok().and_then(|u| {
         u.query_pairs()
             .find(|(k, _)| k == "state")
             .map(|(_, v)| v.into_owned())
@@ -253,6 +354,18 @@ pub async fn login(
             "server {server}: the redirect does not answer this login (its state is not the one sent): run tiny-harness mcp login again"
         )));
     }
+    Ok(callback)
+}
+
+/// The code exchanged for tokens by `deadline` (rmcp saves them through
+/// the slot).
+async fn exchange(
+    session: &AuthorizationSession,
+    callback: &AuthorizationCallback,
+    deadline: tokio::time::Instant,
+    request: &Login,
+    server: &str,
+) -> Result<(), OAuthError> {
     let exchange = session.handle_callback_with_issuer(
         &callback.code,
         &callback.csrf_token,
@@ -273,36 +386,15 @@ pub async fn login(
                     one_line(&e.to_string())
                 ))
             }
-            other => fail("the authorization server did not give tokens", &other),
+            other => failed(server, "the authorization server did not give tokens", &other),
         })?;
-    // The tokens are saved (rmcp saved them through the slot): add what a
-    // call needs without discovering again, and forget the step-up.
-    slot.update(|entry| {
-        entry.map(|mut entry| {
-            entry.client_secret = dynamic_secret;
-            entry.metadata = Some(metadata);
-            entry.wanted_scopes.clear();
-            entry
-        })
-    })?;
-    let state = slot.state()?.ok_or_else(|| {
-        OAuthError::Server(format!(
-            "server {server}: the authorization server answered without an access token"
-        ))
-    })?;
-    Ok(LoggedIn {
-        scopes: state.scopes,
-        refreshable: state.refreshable,
-        client,
-    })
+    Ok(())
 }
 
 /// The authorization server metadata at `url`'s origin
 /// (`/.well-known/oauth-authorization-server`, as 2025-03-26 servers
 /// publish it), if every endpoint it names is on that origin.
-async fn same_origin_metadata(
-    url: &url::Url,
-) -> Option<rmcp::transport::auth::AuthorizationMetadata> {
+async fn same_origin_metadata(url: &url::Url) -> Option<AuthorizationMetadata> {
     let origin = url.origin();
     let address = url.join("/.well-known/oauth-authorization-server").ok()?;
     let client = reqwest::Client::builder()

@@ -157,6 +157,14 @@ pub struct Bounds {
 }
 
 impl Bounds {
+    /// Whether a value nested any number of levels deep stays within
+    /// [`MAX_EVALUATION_DEPTH`] (no instance then needs its depth measured).
+    pub fn any_depth_within(&self) -> bool {
+        self.depth_by_level
+            .iter()
+            .all(|&depth| depth <= MAX_EVALUATION_DEPTH)
+    }
+
     /// The deepest nesting of subschemas validating a value nested
     /// `levels` deep can reach (capped just past [`MAX_EVALUATION_DEPTH`]).
     pub fn depth_for(&self, levels: usize) -> u64 {
@@ -210,21 +218,37 @@ pub fn evaluation_bounds(schema: &Value, budget: u64) -> Result<Bounds, CostErro
 /// How many levels of arrays and objects `value` nests (0 for a scalar),
 /// counted up to `stop_after` levels. Iterative: no recursion.
 pub fn instance_depth(value: &Value, stop_after: usize) -> usize {
-    let mut deepest = 0;
-    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
-    while let Some((value, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match value {
-            Value::Array(items) if !items.is_empty() => Box::new(items.iter()),
-            Value::Object(members) if !members.is_empty() => Box::new(members.values()),
-            _ => continue,
-        };
-        deepest = deepest.max(depth + 1);
-        if deepest > stop_after {
-            return deepest;
-        }
-        stack.extend(children.map(|child| (child, depth + 1)));
+    enum Frame<'v> {
+        Items(std::slice::Iter<'v, Value>),
+        Members(serde_json::map::Values<'v>),
     }
-    deepest
+    // The open non-empty containers: every ancestor of the value at hand.
+    let mut stack: Vec<Frame<'_>> = Vec::new();
+    let mut deepest = 0;
+    let mut next = Some(value);
+    loop {
+        if let Some(value) = next.take() {
+            match value {
+                Value::Array(items) if !items.is_empty() => stack.push(Frame::Items(items.iter())),
+                Value::Object(members) if !members.is_empty() => {
+                    stack.push(Frame::Members(members.values()));
+                }
+                _ => {}
+            }
+            deepest = deepest.max(stack.len());
+            if deepest > stop_after {
+                return deepest;
+            }
+        }
+        next = match stack.last_mut() {
+            None => return deepest,
+            Some(Frame::Items(items)) => items.next(),
+            Some(Frame::Members(members)) => members.next(),
+        };
+        if next.is_none() {
+            stack.pop();
+        }
+    }
 }
 
 /// The size of `value` in the units [`evaluation_cost`] is per: one per

@@ -135,18 +135,7 @@ impl McpSource {
     fn refusal(&self, challenge: &str) -> super::super::oauth::Refusal {
         match self.launch.as_ref().map(|l| &l.target) {
             Some(super::super::launch::Target::Http(endpoint)) => {
-                let logged_in = endpoint
-                    .login
-                    .as_ref()
-                    .and_then(|slot| slot.state().ok().flatten())
-                    .is_some();
-                super::super::oauth::refusal(
-                    &self.server,
-                    &endpoint.url,
-                    endpoint.login.as_ref(),
-                    challenge,
-                    logged_in,
-                )
+                super::super::oauth::refusal_during_call(&self.server, endpoint.auth(), challenge)
             }
             _ => super::super::oauth::Refusal {
                 reason: format!("server {} refused the host's credentials", self.server),

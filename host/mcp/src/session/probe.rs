@@ -46,7 +46,9 @@ impl McpSource {
                 url: endpoint.url.clone(),
                 grant: endpoint.grant.clone(),
                 headers: endpoint.headers.clone(),
+                #[cfg(feature = "oauth")]
                 login: None,
+                #[cfg(feature = "oauth")]
                 oauth: None,
             }),
             timeout: launch.timeout,

@@ -1,5 +1,7 @@
 //! Examples, the exact-decoding rule and forced clashes. The properties
-//! over random names are in `props.rs`.
+//! over random names are in `tests/props.rs`.
+
+mod props;
 
 use super::*;
 

@@ -259,6 +259,16 @@ fn instance_depth_counts_nesting_and_stops_early() {
     assert_eq!(instance_depth(&json!(1), 10), 0);
     assert_eq!(instance_depth(&json!([]), 10), 0);
     assert_eq!(instance_depth(&json!({"a": [1, {"b": [2]}]}), 10), 4);
+    // Empty containers add no level; siblings after a deep branch are
+    // still walked.
+    assert_eq!(instance_depth(&json!([[]]), 10), 1);
+    assert_eq!(instance_depth(&json!({"a": [], "b": {}}), 10), 1);
+    assert_eq!(instance_depth(&json!([1, [2, [3]], {}]), 10), 3);
+    assert_eq!(instance_depth(&json!([[1], [[[2]]]]), 10), 4);
+    assert_eq!(
+        instance_depth(&json!({"a": {"b": 1}, "c": [[[{"d": 1}]]]}), 10),
+        5
+    );
     let mut deep = json!(0);
     for _ in 0..1000 {
         deep = json!([deep]);

@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
-use super::Provider;
+use crate::Provider;
 use crate::wire::WireCodec;
 
 /// Field names of every provider's response, so that generated documents
@@ -79,7 +79,7 @@ proptest! {
 
     #[test]
     fn the_gemini_rewrite_never_panics_and_leaves_no_ref(schema in json()) {
-        let (out, _) = super::gemini_schema::rewrite(&schema, super::SchemaLimits::DEFAULT);
+        let (out, _) = crate::gemini_schema::rewrite(&schema, crate::SchemaLimits::DEFAULT);
         prop_assert!(!out.to_string().contains("\"$ref\""));
     }
 }

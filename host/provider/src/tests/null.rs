@@ -6,8 +6,8 @@
 
 use serde_json::{Value, json};
 
-use super::tests::{READ, fixture, registry};
-use super::*;
+use super::{READ, fixture, registry};
+use crate::*;
 
 /// `response` as an SDK's default dump leaves it: every field of the
 /// response's types that was not set is there, as `null`.

@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use super::tests::{READ, decode};
-use super::*;
+use super::{READ, decode};
+use crate::*;
 use tiny_harness_core::tool::{ContentPart, ToolResult};
 
 /// The outcomes the harness would have for `malformed.json`: the good call

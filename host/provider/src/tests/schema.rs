@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 // The rewriting step itself; the settling of refused shapes after it has
 // its tests in `gemini_shapes.rs` and below.
-use super::gemini_schema::{SchemaLimits, SchemaRewrite, rewrite_unsettled as rewrite};
+use crate::gemini_schema::{SchemaLimits, SchemaRewrite, rewrite_unsettled as rewrite};
 
 /// Every key anywhere in `value`, with the pointer of its object.
 fn keys(value: &Value, at: &str, out: &mut Vec<(String, String)>) {
@@ -292,7 +292,7 @@ fn the_subset_of_every_intrinsic_has_no_shape_gemini_refuses() {
         let (raw, _) = rewrite(&schema, SchemaLimits::DEFAULT);
         let mut before = Vec::new();
         refused_shapes(&raw, "", &mut before);
-        let (out, notes) = super::gemini_schema::rewrite(&schema, SchemaLimits::DEFAULT);
+        let (out, notes) = crate::gemini_schema::rewrite(&schema, SchemaLimits::DEFAULT);
         if out.is_null() {
             assert!(notes.iter().any(|n| n.pointer.is_empty()), "{}", spec.name);
             continue;

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::cache::ToolCache;
-use super::tests::{Inert, pending, registry};
-use super::*;
+use super::{Inert, pending, registry};
+use crate::cache::ToolCache;
 use crate::wire::HashLens;
+use crate::*;
 use tiny_harness_core::registry::RegistrationLimits;
 use tiny_harness_core::tool::Annotations;
 

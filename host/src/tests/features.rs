@@ -1,7 +1,8 @@
 //! What a host built without a feature does with a plugin that needs it:
 //! refuses it at load, in one line naming the feature. These run only in
 //! such a build (`cargo test -p tiny-harness-host --no-default-features
-//! --lib`, as CI does); with the default features the same plugins load.
+//! --lib`, and with `--features mcp` alone, as CI does); with the default
+//! features the same plugins load.
 
 use crate::{HostBuilder, PluginSpec};
 
@@ -82,4 +83,61 @@ async fn without_intrinsics_a_config_with_skills_still_loads() {
     let host = crate::Host::from_config(&config).await.unwrap();
     assert!(host.registry().get("create_plan").is_none());
     assert!(host.registry().get("fs/workspace.read_file").is_some());
+}
+
+#[cfg(all(feature = "mcp", not(feature = "oauth")))]
+#[tokio::test]
+async fn without_oauth_a_server_that_wants_a_login_fails_naming_the_feature() {
+    use crate::mcp::State;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    // A server on loopback that asks every request for a login.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut request = vec![0u8; 64 << 10];
+                let _ = stream.read(&mut request).await;
+                let _ = stream
+                    .write_all(
+                        b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"t\"\r\n\
+                          Content-Length: 0\r\nConnection: close\r\n\r\n",
+                    )
+                    .await;
+            });
+        }
+    });
+    let mut spec = PluginSpec::new("mcp", "builtin:mcp");
+    spec.config = serde_json::json!({ "mcpServers": {
+        "asks": { "url": url },
+        "declares": { "url": url, "oauth": { "client_id": "tiny-harness" } },
+    }});
+    spec.grants
+        .net
+        .push(crate::NetGrant::parse("http://127.0.0.1:*").unwrap());
+    let host = HostBuilder::new()
+        .compile_cache(None)
+        .plugin(spec)
+        .build()
+        .await
+        .unwrap();
+    let sources = host.mcp_sources();
+    for (server, says) in [
+        (
+            "asks",
+            "server asks asks for an OAuth login, and this host was built without the oauth feature",
+        ),
+        (
+            "declares",
+            "it declares an OAuth login (oauth), and this host was built without the oauth feature",
+        ),
+    ] {
+        let (_, source) = sources.iter().find(|(_, s)| s.server() == server).unwrap();
+        let State::Failed(why) = source.status().state else {
+            panic!("{server}: {:?}", source.status().state)
+        };
+        assert!(why.contains(says), "{server}: {why}");
+        assert!(!why.contains('\n'), "{why}");
+    }
+    assert!(host.registry().is_empty());
 }

@@ -3,8 +3,8 @@
 
 use proptest::prelude::*;
 
-use super::tests::assert_bijection;
-use super::*;
+use super::assert_bijection;
+use crate::wire::*;
 
 fn rule() -> impl Strategy<Value = WireRule> {
     prop::sample::select(vec![WireRule::Strict, WireRule::Gemini, WireRule::Mcp])
