@@ -175,7 +175,7 @@ async fn the_cache_keeps_at_most_its_limit_of_entries() {
     std::fs::create_dir(&cache).unwrap();
     std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o700)).unwrap();
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-    let total = tiny_harness_wasm::cache::MAX_ENTRIES + 5;
+    let total = tiny_harness_wasm::CompileCache::MAX_ENTRIES + 5;
     for n in 0..total {
         let path = cache.join(format!("{n:064}-0000000000000000.cwasm"));
         let file = std::fs::File::create(&path).unwrap();
@@ -194,7 +194,7 @@ async fn the_cache_keeps_at_most_its_limit_of_entries() {
         .iter()
         .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
         .count();
-    assert_eq!(cwasm, tiny_harness_wasm::cache::MAX_ENTRIES);
+    assert_eq!(cwasm, tiny_harness_wasm::CompileCache::MAX_ENTRIES);
     assert!(cache.join("README").exists());
     // The oldest went first; the new entry stayed.
     assert!(

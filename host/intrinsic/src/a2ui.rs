@@ -42,7 +42,7 @@ pub struct UiMessage {
 }
 
 /// Checks one message's structure.
-pub fn check(message: &Value) -> Result<UiMessage, String> {
+pub(crate) fn check(message: &Value) -> Result<UiMessage, String> {
     let size = tiny_harness_core::tool::compact_json_len(message, MAX_UI_MESSAGE_BYTES);
     if size > MAX_UI_MESSAGE_BYTES {
         return Err(format!(

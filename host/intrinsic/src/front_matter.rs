@@ -28,7 +28,7 @@ pub struct SkillFile {
 }
 
 /// Parses `text`, or says in one line why it is not a `SKILL.md`.
-pub fn parse(text: &str) -> Result<SkillFile, String> {
+pub(crate) fn parse(text: &str) -> Result<SkillFile, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.split_inclusive('\n');
     match lines.next() {

@@ -28,7 +28,7 @@ mod call;
 mod child;
 mod client;
 mod connect;
-pub mod convert;
+mod convert;
 /// What a plugin declares about an MCP server (plain data, kept below the
 /// MCP runtime so that plugins produce it without depending on it).
 pub mod declaration {

@@ -8,11 +8,11 @@
 //! or MCP crates; the `tiny-harness-host` facade re-exports it as
 //! `provider` and its codec as `wire`.
 //!
-//! One adapter per provider ([`Provider`]): OpenAI Chat Completions
-//! ([`openai`]), OpenAI Responses ([`openai`]), Anthropic Messages
-//! ([`anthropic`]), Gemini `generateContent` ([`gemini`]) and Bedrock
-//! Converse ([`bedrock`]), and MCP `tools/list`/`tools/call` for a gateway
-//! ([`mcp`]). A turn goes:
+//! One adapter per provider ([`Provider`], each in a module of its own):
+//! OpenAI Chat Completions and Responses (`openai`), Anthropic Messages
+//! (`anthropic`), Gemini `generateContent` (`gemini`) and Bedrock Converse
+//! (`bedrock`), and MCP `tools/list`/`tools/call` for a gateway (`mcp`).
+//! A turn goes:
 //!
 //! ```text
 //! Provider::encode_tools(tools)        -> EncodedRequest { codec, tools, rewrites }
@@ -35,7 +35,7 @@
 //!   `unknown_tool`, never matched to something close.
 //! - **The original schema is what is validated.** The schemas sent to a
 //!   provider are hints for the model (for Gemini's subset, where it is
-//!   chosen, possibly weakened by [`gemini_schema`]); the invoker checks every call's arguments against
+//!   chosen, possibly weakened by [`SchemaRewrite`]); the invoker checks every call's arguments against
 //!   the tool's registered schema, so a lossy hint never weakens the check.
 //! - **Arguments are objects.** Arguments that are not JSON, or are JSON
 //!   but not an object, are refused with `invalid_arguments` and one
@@ -53,15 +53,17 @@
 //!   per tool, and writing its [`ToolsPayload`] copies text. The bytes are
 //!   exactly those of the adapters' values, cached or not.
 
-pub mod anthropic;
-pub mod bedrock;
+// The crate exposes the wire-name codec as a module and the rest at its
+// root; each adapter is its own.
+mod anthropic;
+mod bedrock;
 mod cache;
 mod encode;
-pub mod gemini;
-pub mod gemini_schema;
+mod gemini;
+mod gemini_schema;
 mod gemini_shapes;
-pub mod mcp;
-pub mod openai;
+mod mcp;
+mod openai;
 mod payload;
 mod read;
 pub mod wire;

@@ -49,6 +49,11 @@ pub struct CompileCache {
 }
 
 impl CompileCache {
+    /// The most entries a cache keeps: past it, the oldest are removed.
+    pub const MAX_ENTRIES: usize = MAX_ENTRIES;
+}
+
+impl CompileCache {
     /// A cache in `dir`, created (private to the current user) on first
     /// use.
     pub fn new(dir: impl Into<PathBuf>) -> Self {

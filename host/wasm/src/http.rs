@@ -24,7 +24,7 @@
 //!   beginning `denied: `, which says what to grant.
 //!
 //! `wasi:sockets` is not affected: no grant opens a raw socket (see
-//! [`crate::sandbox`]).
+//! [`crate::CallState`]).
 
 pub mod address;
 pub mod resolve;

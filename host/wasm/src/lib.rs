@@ -13,24 +13,26 @@
 //!   so no call sees what another left in memory, and a crash ends only the
 //!   call that caused it.
 //! - A plugin reaches nothing but what its [`Grants`] allow (see
-//!   [`sandbox`]), and no call outlives its [`Limits`]: the epoch deadline
+//!   [`CallState`]), and no call outlives its [`Limits`]: the epoch deadline
 //!   stops a running guest, and a host-side timeout stops a guest blocked
 //!   in a host call.
 //! - Everything a plugin returns is checked before it is trusted as a value
 //!   (JSON parts must parse, schemas must compile) and is rendered as
 //!   untrusted data.
 
+// The crate exposes the WIT bindings, the bundled components and outbound
+// HTTP as modules, and the rest at its root; every other module is its own.
 pub mod bindings;
 pub mod builtin;
-pub mod cache;
-pub mod engine;
+mod cache;
+mod engine;
 mod error;
 mod exec;
-pub mod handles;
+mod handles;
 pub mod http;
 mod lift;
 mod limits;
-pub mod sandbox;
+mod sandbox;
 mod spec;
 
 use std::path::{Path, PathBuf};
@@ -40,7 +42,9 @@ use sha2::{Digest, Sha256};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 pub use cache::{CompileCache, CompileOrigin};
-pub use engine::PluginEngine;
+pub use engine::{
+    EPOCH_TICK, MAX_BLOCKING_THREADS, MAX_CONCURRENT_INSTANCES, MAX_STALLED_CALLS, PluginEngine,
+};
 pub use error::LoadError;
 /// The exec import's check and run outside a guest, for the facade's test
 /// that an exec call and a stdio MCP server decide every grant case alike.

@@ -29,7 +29,7 @@ pub struct Limits {
     pub result_parts: usize,
     /// The most host handles (open files and directories, streams) one call
     /// may hold at once. Past it, opening a file fails inside the guest with
-    /// an ordinary I/O error (see [`super::handles`]); without it one call
+    /// an ordinary I/O error (the handle cap of `handles`); without it one call
     /// could hold every descriptor the host process may open.
     pub open_files: usize,
     /// The largest arguments (compact JSON) a call may pass. They come from

@@ -41,14 +41,39 @@ pub struct Added {
     pub review: Vec<String>,
 }
 
+/// Why a server was not added; nothing was written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AddError {
+    /// The name is not a server name.
+    #[error("{0}; a server name is 1 to 64 characters of a-z, 0-9, _ and -")]
+    Name(#[source] tiny_harness_core::registry::RegistryError),
+    /// The config is not TOML.
+    #[error("it is not TOML: {}", one_line(&.0.to_string()))]
+    NotToml(#[source] toml_edit::TomlError),
+    /// An `--env` is not a variable the host gives a program.
+    #[error("{0}")]
+    Env(String),
+    /// A `--write` directory that no argument of the server names.
+    #[error("--write {}: no argument of the server names that directory", .0.display())]
+    Write(PathBuf),
+    /// A server of that name is in the config already.
+    #[error(
+        "it is in the config already: remove its [plugins.mcp.config.mcpServers.{0}] table \
+         first, or choose another name"
+    )]
+    Exists(String),
+    /// A part of the config the server goes into has another shape (a
+    /// value where a table or a list belongs).
+    #[error("{0}")]
+    Shape(String),
+}
+
 /// Adds the server `plan` describes to the config `text` (empty for a new
 /// one), as `request` says.
-pub fn add(text: &str, request: &Request, plan: &Plan) -> Result<Added, String> {
-    tiny_harness_core::registry::check_segment("server", &request.name)
-        .map_err(|e| format!("{e}; a server name is 1 to 64 characters of a-z, 0-9, _ and -"))?;
-    let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
-        format!("it is not TOML: {}", one_line(&e.to_string()))
-    })?;
+pub fn add(text: &str, request: &Request, plan: &Plan) -> Result<Added, AddError> {
+    tiny_harness_core::registry::check_segment("server", &request.name).map_err(AddError::Name)?;
+    let mut doc: DocumentMut = text.parse().map_err(AddError::NotToml)?;
     let env = environment(&request.env)?;
     let writable: Vec<PathBuf> = request
         .writable
@@ -56,10 +81,7 @@ pub fn add(text: &str, request: &Request, plan: &Plan) -> Result<Added, String> 
         .map(|w| w.canonicalize().unwrap_or_else(|_| w.clone()))
         .collect();
     if let Some(missing) = writable.iter().find(|w| !plan.dirs.contains(w)) {
-        return Err(format!(
-            "--write {}: no argument of the server names that directory",
-            missing.display()
-        ));
+        return Err(AddError::Write(missing.clone()));
     }
 
     let plugins = table(doc.as_table_mut(), "plugins", true)?;
@@ -73,11 +95,7 @@ pub fn add(text: &str, request: &Request, plan: &Plan) -> Result<Added, String> 
     let config = table(mcp, "config", true)?;
     let servers = table(config, "mcpServers", true)?;
     if servers.contains_key(&request.name) {
-        return Err(format!(
-            "it is in the config already: remove its [plugins.mcp.config.mcpServers.{}] \
-             table first, or choose another name",
-            request.name
-        ));
+        return Err(AddError::Exists(request.name.clone()));
     }
     let mut server = Table::new();
     server.insert("command", toml_edit::value(plan.program.as_str()));
@@ -164,7 +182,7 @@ pub fn add(text: &str, request: &Request, plan: &Plan) -> Result<Added, String> 
 }
 
 /// `--env` values as `(KEY, value)`: `K` becomes `${K}`.
-fn environment(env: &[String]) -> Result<Vec<(String, String)>, String> {
+fn environment(env: &[String]) -> Result<Vec<(String, String)>, AddError> {
     let mut out: Vec<(String, String)> = Vec::new();
     for given in env {
         let (key, value) = match given.split_once('=') {
@@ -175,16 +193,16 @@ fn environment(env: &[String]) -> Result<Vec<(String, String)>, String> {
             && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
             && !key.starts_with(|c: char| c.is_ascii_digit());
         if !valid {
-            return Err(format!(
+            return Err(AddError::Env(format!(
                 "--env {}: {:?} is not a variable name (letters, digits and _)",
                 one_line(given),
                 one_line(&key)
-            ));
+            )));
         }
         if tiny_harness_sandbox::grant::is_loader(&key) {
-            return Err(format!(
+            return Err(AddError::Env(format!(
                 "--env {key}: the dynamic loader's variables are never given to a program"
-            ));
+            )));
         }
         out.retain(|(k, _)| *k != key);
         out.push((key, value));
@@ -203,7 +221,7 @@ fn referenced(value: &str) -> Option<String> {
 }
 
 /// The exec grant for `plan.program`, added or widened.
-fn exec_grant(grants: &mut Table, plan: &Plan, env: &[String]) -> Result<(), String> {
+fn exec_grant(grants: &mut Table, plan: &Plan, env: &[String]) -> Result<(), AddError> {
     let exec = array(grants, "exec")?;
     let existing = exec.iter_mut().find_map(|v| {
         v.as_inline_table_mut()
@@ -218,7 +236,9 @@ fn exec_grant(grants: &mut Table, plan: &Plan, env: &[String]) -> Result<(), Str
             exec.iter_mut()
                 .last()
                 .and_then(Value::as_inline_table_mut)
-                .ok_or("cannot add to plugins.mcp.grants.exec")?
+                .ok_or_else(|| {
+                    AddError::Shape("cannot add to plugins.mcp.grants.exec".to_owned())
+                })?
         }
     };
     for (key, items) in [
@@ -239,10 +259,10 @@ fn exec_grant(grants: &mut Table, plan: &Plan, env: &[String]) -> Result<(), Str
             .or_insert_with(|| Value::Array(Array::new()))
             .as_array_mut()
             .ok_or_else(|| {
-                format!(
+                AddError::Shape(format!(
                     "plugins.mcp.grants.exec: {key} of {} is not a list",
                     plan.program
-                )
+                ))
             })?;
         for item in &items {
             push_unique(list, item);
@@ -253,7 +273,7 @@ fn exec_grant(grants: &mut Table, plan: &Plan, env: &[String]) -> Result<(), Str
 
 /// A `dirs` grant of `dir` (seen by the plugin at the same path), unless
 /// one grants it already.
-fn add_dir(grants: &mut Table, dir: &Path, mode: &str) -> Result<(), String> {
+fn add_dir(grants: &mut Table, dir: &Path, mode: &str) -> Result<(), AddError> {
     let dirs = array(grants, "dirs")?;
     let host = dir.display().to_string();
     let known = dirs.iter().any(|v| {
@@ -274,7 +294,7 @@ fn add_dir(grants: &mut Table, dir: &Path, mode: &str) -> Result<(), String> {
 
 /// The table `key` of `parent`, made when missing (`implicit`: a table
 /// that holds only tables, written as `[a.b]` headers alone).
-fn table<'a>(parent: &'a mut Table, key: &str, implicit: bool) -> Result<&'a mut Table, String> {
+fn table<'a>(parent: &'a mut Table, key: &str, implicit: bool) -> Result<&'a mut Table, AddError> {
     let item = parent.entry(key).or_insert_with(|| {
         let mut table = Table::new();
         table.set_implicit(implicit);
@@ -284,16 +304,16 @@ fn table<'a>(parent: &'a mut Table, key: &str, implicit: bool) -> Result<&'a mut
         *item = Item::Table(inline.into_table());
     }
     item.as_table_mut()
-        .ok_or_else(|| format!("{key} in the config is not a table"))
+        .ok_or_else(|| AddError::Shape(format!("{key} in the config is not a table")))
 }
 
 /// The list `key` of `grants`, made when missing.
-fn array<'a>(grants: &'a mut Table, key: &str) -> Result<&'a mut Array, String> {
+fn array<'a>(grants: &'a mut Table, key: &str) -> Result<&'a mut Array, AddError> {
     grants
         .entry(key)
         .or_insert_with(|| toml_edit::value(Array::new()))
         .as_array_mut()
-        .ok_or_else(|| format!("plugins.mcp.grants.{key} is not a list"))
+        .ok_or_else(|| AddError::Shape(format!("plugins.mcp.grants.{key} is not a list")))
 }
 
 fn push_unique(list: &mut Array, item: &str) {

@@ -10,9 +10,22 @@
 
 use std::process::{Command, Stdio};
 
+/// Why no browser was opened (the URL has been printed, so the person can
+/// still open it).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BrowserError {
+    /// No command of `$BROWSER` could be started.
+    #[error("none of $BROWSER ({0}) could be started: open the URL above by hand")]
+    NoneStarted(String),
+    /// No `$BROWSER`, and no desktop opener.
+    #[error("no browser to open it with (set $BROWSER, or open the URL above by hand)")]
+    NoBrowser,
+}
+
 /// Opens `url` in the person's browser; says why not when nothing could
-/// be started (the URL has been printed, so the person can still open it).
-pub fn open(url: &str) -> Result<(), String> {
+/// be started.
+pub fn open(url: &str) -> Result<(), BrowserError> {
     if let Some(list) = std::env::var_os("BROWSER") {
         let list = list.to_string_lossy().into_owned();
         for command in list.split(':').filter(|c| !c.trim().is_empty()) {
@@ -20,9 +33,8 @@ pub fn open(url: &str) -> Result<(), String> {
                 return Ok(());
             }
         }
-        return Err(format!(
-            "none of $BROWSER ({}) could be started: open the URL above by hand",
-            tiny_harness_core::display::one_line(&list)
+        return Err(BrowserError::NoneStarted(
+            tiny_harness_core::display::one_line(&list).into_owned(),
         ));
     }
     let desktop =
@@ -30,7 +42,7 @@ pub fn open(url: &str) -> Result<(), String> {
     if desktop && start("xdg-open", url) {
         return Ok(());
     }
-    Err("no browser to open it with (set $BROWSER, or open the URL above by hand)".to_owned())
+    Err(BrowserError::NoBrowser)
 }
 
 /// Starts one command with the URL; whether it started.

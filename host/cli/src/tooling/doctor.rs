@@ -60,26 +60,46 @@ pub struct Diagnosis {
     pub notes: Vec<String>,
 }
 
+/// Why a server could not be diagnosed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DoctorError {
+    /// The server cannot be started at all (its grants refuse it, or its
+    /// install): how it stands.
+    #[error("{0}")]
+    Unusable(String),
+    /// It is reached over HTTP: there is no program to trace.
+    #[error("it is reached over HTTP: mcp doctor starts stdio servers")]
+    OverHttp,
+    /// `strace` is not on `PATH`.
+    #[error(
+        "mcp doctor traces the server with strace, which is not on PATH: install it \
+         (apt install strace)"
+    )]
+    NoStrace,
+    /// The private directory for the trace could not be made.
+    #[error("cannot make a directory for the trace: {0}")]
+    TraceDirectory(#[source] std::io::Error),
+}
+
 /// Starts the stdio server of `source` under `strace`, as confined as the
 /// host confines it (its install checked first, as at every start), and
 /// opens a session with it the way every session opens (`server/discover`,
 /// then `initialize` at 2025-11-25), lists its tools, closes it, and reads
 /// what the kernel denied it. Bounded by the server's start and call
 /// timeouts.
-pub async fn diagnose(source: &McpSource) -> Result<Diagnosis, String> {
+pub async fn diagnose(source: &McpSource) -> Result<Diagnosis, DoctorError> {
     let Some(launch) = source.launch() else {
-        return Err(source.status().state.to_string());
+        return Err(DoctorError::Unusable(source.status().state.to_string()));
     };
     let Target::Process(program) = &launch.target else {
-        return Err("it is reached over HTTP: mcp doctor starts stdio servers".to_owned());
+        return Err(DoctorError::OverHttp);
     };
     let path = std::env::var_os("PATH");
-    let strace = tiny_harness_mcp::store::find("strace", path.as_deref()).ok_or(
-        "mcp doctor traces the server with strace, which is not on PATH: install it \
-         (apt install strace)",
-    )?;
+    let strace =
+        tiny_harness_mcp::store::find("strace", path.as_deref()).ok_or(DoctorError::NoStrace)?;
     let trace_dir = tiny_harness_sandbox::confine::PrivateDir::create("doctor")
-        .map_err(|e| format!("cannot make a directory for the trace: {e}"))?;
+        .map_err(DoctorError::TraceDirectory)?;
     let trace = trace_dir.path().join("trace");
     // Appended to: a server that does not answer server/discover is
     // started again for initialize, and both starts are read.

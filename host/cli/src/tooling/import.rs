@@ -18,11 +18,26 @@ use serde_json::{Map, Value};
 /// The largest config imported (1 MiB, as for host configs).
 pub const MAX_IMPORT_BYTES: u64 = tiny_harness_core::file::MAX_CONFIG_BYTES;
 
+/// Why a pasted config could not be imported; nothing was written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportError {
+    /// It is not JSON.
+    #[error("it is not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// It has no object of servers where clients keep one.
+    #[error("it has no mcpServers (Claude Desktop, Cursor) or servers (VS Code) object")]
+    NoServers,
+    /// One server's entry cannot be imported: why, naming it.
+    #[error("{0}")]
+    Server(String),
+}
+
 /// Converts the JSON text of another client's MCP config to a
 /// `[plugins.mcp]` block. `wasm` is the path written for the plugin. Each
 /// command is read as [`tiny_harness_mcp::launcher::plan`] reads it, on the host's
 /// `PATH`, from the current directory.
-pub fn import(json: &str, wasm: &str) -> Result<String, String> {
+pub fn import(json: &str, wasm: &str) -> Result<String, ImportError> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("/"));
     import_with(json, wasm, std::env::var_os("PATH").as_deref(), &cwd)
 }
@@ -33,14 +48,14 @@ pub fn import_with(
     wasm: &str,
     path: Option<&std::ffi::OsStr>,
     cwd: &std::path::Path,
-) -> Result<String, String> {
-    let config: Value = serde_json::from_str(json).map_err(|e| format!("it is not JSON: {e}"))?;
+) -> Result<String, ImportError> {
+    let config: Value = serde_json::from_str(json).map_err(ImportError::NotJson)?;
     let servers = ["mcpServers", "servers"]
         .iter()
         .find_map(|key| config.get(key))
         .or_else(|| config.get("mcp").and_then(|m| m.get("servers")))
         .and_then(Value::as_object)
-        .ok_or("it has no mcpServers (Claude Desktop, Cursor) or servers (VS Code) object")?;
+        .ok_or(ImportError::NoServers)?;
     let mut out = Out {
         path: path.map(ToOwned::to_owned),
         cwd: cwd.to_owned(),
@@ -50,8 +65,8 @@ pub fn import_with(
     for (name, server) in servers {
         let server = server
             .as_object()
-            .ok_or_else(|| format!("server {name:?} is not an object"))?;
-        blocks.push(out.server(name, server)?);
+            .ok_or_else(|| ImportError::Server(format!("server {name:?} is not an object")))?;
+        blocks.push(out.server(name, server).map_err(ImportError::Server)?);
     }
     let mut text = String::new();
     text.push_str("# Imported MCP servers: review every line before use.\n");
@@ -511,7 +526,8 @@ mod tests {
             r#"{"mcpServers": {"t": {"url": "https://t.example.com/mcp", "oauth": {"audience": "x"}}}}"#,
             "builtin:mcp",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             refused.contains("oauth.audience is not a setting"),
             "{refused}"
@@ -553,7 +569,7 @@ mod tests {
             (r#"{"other": {}}"#, "no mcpServers"),
             ("not json", "not JSON"),
         ] {
-            let error = import(json, WASM).unwrap_err();
+            let error = import(json, WASM).unwrap_err().to_string();
             assert!(error.contains(want), "{json}: {error}");
             assert!(!error.contains('\n'));
         }

@@ -101,13 +101,13 @@ pub async fn install(
     filter: Option<&str>,
     options: Options,
     progress: &mut dyn FnMut(Progress<'_>),
-) -> Result<Vec<Report>, String> {
+) -> Result<Vec<Report>, InstallError> {
     let Options {
         upgrade,
         locked,
         limits,
     } = options;
-    let candidates = candidates(config)?;
+    let candidates = candidates(config).map_err(InstallError::Config)?;
     let chosen: Vec<&Candidate> = match filter {
         None => candidates.iter().collect(),
         Some(name) => {
@@ -116,18 +116,18 @@ pub async fn install(
                 .filter(|c| c.server == name || format!("{}/{}", c.plugin, c.server) == name)
                 .collect();
             if found.is_empty() {
-                return Err(unknown(config, name, &candidates));
+                return Err(InstallError::Unknown(unknown(config, name, &candidates)));
             }
             found
         }
     };
     if upgrade && filter.is_none() {
-        return Err("--upgrade moves one server at a time: name it (tiny-harness mcp install --upgrade SERVER)".to_owned());
+        return Err(InstallError::UpgradeAll);
     }
     let lock_path = tiny_harness_core::pin::lock_path(&config.path);
     let shared = tiny_harness_core::pin::legacy_lock_path(&config.path);
     let mut lock = tiny_harness_core::pin::load_own_or_shared(&lock_path, shared.as_deref())
-        .map_err(|e| e.to_string())?
+        .map_err(InstallError::Lock)?
         .map(|(lock, _)| lock)
         .unwrap_or_default();
     let before = lock.clone();
@@ -197,9 +197,29 @@ pub async fn install(
         }
     }
     if lock != before && !locked {
-        lock.save(&lock_path).map_err(|e| e.to_string())?;
+        lock.save(&lock_path).map_err(InstallError::Lock)?;
     }
     Ok(reports)
+}
+
+/// Why nothing was installed (a server that could not be is a [`Report`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InstallError {
+    /// The config's servers cannot be read as launchers.
+    #[error("{0}")]
+    Config(String),
+    /// No server of the name given: what the config has.
+    #[error("{0}")]
+    Unknown(String),
+    /// `--upgrade` without a server's name.
+    #[error(
+        "--upgrade moves one server at a time: name it (tiny-harness mcp install --upgrade SERVER)"
+    )]
+    UpgradeAll,
+    /// The lock cannot be read or written.
+    #[error(transparent)]
+    Lock(#[from] tiny_harness_core::pin::LockError),
 }
 
 /// One server's install, as the lock has it.

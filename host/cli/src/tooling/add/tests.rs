@@ -143,7 +143,7 @@ fn bad_requests_are_refused_in_one_line_and_change_nothing() {
     write.writable = vec![dir.path().to_owned()];
     cases.push((write, "", "no argument of the server names"));
     for (request, text, want) in cases {
-        let error = add(text, &request, &plan).unwrap_err();
+        let error = add(text, &request, &plan).unwrap_err().to_string();
         assert!(error.contains(want), "{want}: {error}");
         assert!(!error.contains('\n'), "{error}");
     }
