@@ -93,6 +93,7 @@ pub struct Config {
 
 /// A config that cannot be used, with where and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 #[error("{}{}: {message}", .file.display(), .location.as_ref().map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default())]
 pub struct ConfigError {
     /// The config file.

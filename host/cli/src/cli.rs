@@ -14,6 +14,7 @@
 //! left a thread blocked in a host call.
 
 mod args;
+mod inspect;
 mod install;
 mod mcp;
 mod pins;
@@ -27,7 +28,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use args::{Cli, Command, McpAction, PinsAction, WorkflowAction};
+use args::{Cli, Command, McpAction, PinsAction, PluginAction, WorkflowAction};
 use clap::Parser as _;
 use tiny_harness_core::display::{block, one_line};
 use tiny_harness_host::{Config, Host, HostBuilder, Journal, ToolCall};
@@ -168,6 +169,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Workflow {
             action: WorkflowAction::Apply { file, from },
         } => return workflow::apply(file, from.as_deref()),
+        Command::Plugin {
+            action: PluginAction::Inspect { file, json },
+        } => return inspect::inspect(file, *json, cli.no_cache).await,
         _ => None,
     };
     let config = Config::load(&cli.config)?;
@@ -323,7 +327,7 @@ async fn command(
         Command::Mcp {
             action: McpAction::Logout { server },
         } => mcp::logout(&host, &server).await,
-        Command::Mcp { .. } | Command::Workflow { .. } => {
+        Command::Mcp { .. } | Command::Workflow { .. } | Command::Plugin { .. } => {
             unreachable!("handled before the config is loaded")
         }
         Command::Call {

@@ -30,6 +30,7 @@ mod error;
 mod exec;
 mod handles;
 pub mod http;
+mod inspect;
 mod lift;
 mod limits;
 mod sandbox;
@@ -51,6 +52,7 @@ pub use error::LoadError;
 /// Not part of the API.
 #[doc(hidden)]
 pub use exec::{ExecAccess, ExecContext};
+pub use inspect::{Import, Inspection, Registration, inspect};
 pub use limits::Limits;
 pub use sandbox::{CallState, DirGrant, DirMode, Grants};
 pub use spec::PluginSpec;

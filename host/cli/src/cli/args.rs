@@ -140,6 +140,27 @@ pub(super) enum Command {
         #[command(subcommand)]
         action: McpAction,
     },
+    /// Look into a plugin component before granting it anything.
+    Plugin {
+        #[command(subcommand)]
+        action: PluginAction,
+    },
+}
+
+#[derive(Subcommand)]
+pub(super) enum PluginAction {
+    /// Describe a component: its size and sha256 (what a config's sha256 pins), the
+    /// tiny-harness:plugin version it targets, what it imports and so which grants it can
+    /// use, and the tools and MCP servers it registers. Of its code only `register` runs,
+    /// sandboxed, with no grants and an empty config; a component that does not load is
+    /// described as far as it can be read, with why. Exit code 1 when it does not load.
+    Inspect {
+        /// The component (.wasm), or builtin:NAME for one bundled in this binary.
+        file: PathBuf,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]

@@ -144,7 +144,7 @@ const SUMMARY_CHARS: usize = 200;
 
 /// A description's first line, at most [`SUMMARY_CHARS`] long, with ` …`
 /// when there is more (the whole is in `tools --json`).
-fn summary(description: &str) -> String {
+pub(super) fn summary(description: &str) -> String {
     let trimmed = description.trim();
     let first = trimmed.lines().next().unwrap_or("");
     let cut: String = first.chars().take(SUMMARY_CHARS).collect();

@@ -13,6 +13,7 @@ mod bundled;
 mod conformance;
 mod doctor;
 mod files;
+mod inspect;
 mod install;
 mod install_pypi;
 mod intrinsics;

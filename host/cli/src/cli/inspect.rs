@@ -1,0 +1,151 @@
+//! `tiny-harness plugin inspect FILE.wasm [--json]`: a component described
+//! before anything is granted to it (see `tiny_harness_wasm::inspect`).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+use tiny_harness_core::display::one_line;
+use tiny_harness_wasm::{CompileCache, Inspection, PluginEngine, WORLD};
+
+pub(super) async fn inspect(
+    file: &Path,
+    as_json: bool,
+    no_cache: bool,
+) -> anyhow::Result<ExitCode> {
+    let cache = if no_cache { None } else { CompileCache::user() };
+    let engine = PluginEngine::with_compile_cache(cache)
+        .map_err(|e| anyhow::anyhow!("cannot start the plugin engine: {e}"))?;
+    let seen = tiny_harness_wasm::inspect(&engine, file).await?;
+    let loads = seen.registration.is_ok();
+    if as_json {
+        super::emit(&serde_json::to_string_pretty(&to_json(&seen))?)?;
+    } else {
+        super::emit(text(&seen).trim_end())?;
+    }
+    Ok(if loads {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The host's own package version, from the world it loads.
+fn host_version() -> &'static str {
+    WORLD.rsplit_once('@').map_or(WORLD, |(_, version)| version)
+}
+
+fn text(seen: &Inspection) -> String {
+    let mut out = format!(
+        "component: {} ({} bytes)\nsha256: {}\n",
+        seen.path.display(),
+        seen.bytes,
+        seen.sha256
+    );
+    out.push_str(&match &seen.package_version {
+        Some(version) => format!(
+            "targets: tiny-harness:plugin@{version} (this host loads {})\n",
+            host_version()
+        ),
+        None => "targets: no tiny-harness:plugin interface\n".to_owned(),
+    });
+    out.push_str("imports:\n");
+    if seen.imports.is_empty() {
+        out.push_str("  (none read)\n");
+    }
+    for import in &seen.imports {
+        match import.needs {
+            Some(needs) => out.push_str(&format!("  {}  needs {needs}\n", import.name)),
+            None => out.push_str(&format!("  {}\n", import.name)),
+        }
+    }
+    out.push_str(&format!("exports: {}\n", seen.exports.join(", ")));
+    match &seen.registration {
+        Ok(registration) => {
+            out.push_str("tools (registered with no grants and an empty config):\n");
+            if registration.tools.is_empty() {
+                out.push_str("  (none)\n");
+            }
+            for tool in &registration.tools {
+                let d = &tool.definition;
+                let hints = hints(&d.annotations);
+                out.push_str(&format!(
+                    "  {}.{}{}  {}\n",
+                    tool.server,
+                    d.name,
+                    if hints.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" [{}]", hints.join(", "))
+                    },
+                    one_line(&super::tools::summary(&d.description))
+                ));
+            }
+            out.push_str("mcp servers declared:");
+            if registration.mcp_servers.is_empty() {
+                out.push_str(" none");
+            }
+            out.push('\n');
+            for server in &registration.mcp_servers {
+                out.push_str(&format!("  {}\n", server.name));
+            }
+        }
+        Err(why) => out.push_str(&format!("it does not load: {why}\n")),
+    }
+    out
+}
+
+/// The annotations a tool declares, by name.
+fn hints(a: &tiny_harness_core::tool::Annotations) -> Vec<&'static str> {
+    [
+        (a.read_only, "read-only"),
+        (a.idempotent, "idempotent"),
+        (a.destructive, "destructive"),
+        (a.open_world, "open-world"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect()
+}
+
+fn to_json(seen: &Inspection) -> Value {
+    let imports: Vec<Value> = seen
+        .imports
+        .iter()
+        .map(|i| json!({"name": i.name, "needs": i.needs}))
+        .collect();
+    let mut out = json!({
+        "path": seen.path.display().to_string(),
+        "bytes": seen.bytes,
+        "sha256": seen.sha256,
+        "package_version": seen.package_version,
+        "host_version": host_version(),
+        "imports": imports,
+        "exports": seen.exports,
+        "loads": seen.registration.is_ok(),
+    });
+    match &seen.registration {
+        Ok(registration) => {
+            let tools: Vec<Value> = registration
+                .tools
+                .iter()
+                .map(|t| {
+                    let mut tool = serde_json::to_value(&t.definition).unwrap_or(Value::Null);
+                    if let Some(tool) = tool.as_object_mut() {
+                        tool.insert("server".into(), json!(t.server));
+                    }
+                    tool
+                })
+                .collect();
+            let servers: Vec<Value> = registration
+                .mcp_servers
+                .iter()
+                .map(|s| json!(s.name))
+                .collect();
+            out["tools"] = json!(tools);
+            out["mcp_servers"] = json!(servers);
+        }
+        Err(why) => out["error"] = json!(why.to_string()),
+    }
+    out
+}
