@@ -67,24 +67,7 @@ pub async fn inspect(engine: &PluginEngine, wasm: &Path) -> Result<Inspection, L
         .or_else(|| wasm.file_stem().and_then(|s| s.to_str()).map(str::to_owned))
         .unwrap_or_else(|| "plugin".to_owned());
     let name = name.as_str();
-    let bytes = match builtin::named(wasm) {
-        Some(bundled) => builtin::component(bundled)
-            .map(<[u8]>::to_vec)
-            .ok_or_else(|| LoadError::NotBundled {
-                plugin: name.to_owned(),
-                reason: builtin::unknown(bundled),
-            })?,
-        None => tiny_harness_core::file::read_regular(
-            wasm,
-            "plugin component",
-            tiny_harness_core::file::MAX_COMPONENT_BYTES,
-        )
-        .map_err(|source| LoadError::Read {
-            plugin: name.to_owned(),
-            path: wasm.to_owned(),
-            source,
-        })?,
-    };
+    let bytes = super::read_component(name, wasm)?;
     super::check_component_header(&bytes).map_err(|reason| LoadError::NotAComponent {
         plugin: name.to_owned(),
         path: wasm.to_owned(),

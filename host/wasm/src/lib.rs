@@ -115,24 +115,7 @@ impl Plugin {
         spec: PluginSpec,
     ) -> Result<(Plugin, Vec<PendingTool>), LoadError> {
         let name = spec.name.clone();
-        let bytes = match builtin::named(&spec.wasm) {
-            Some(bundled) => builtin::component(bundled)
-                .map(<[u8]>::to_vec)
-                .ok_or_else(|| LoadError::NotBundled {
-                    plugin: name.clone(),
-                    reason: builtin::unknown(bundled),
-                })?,
-            None => tiny_harness_core::file::read_regular(
-                &spec.wasm,
-                "plugin component",
-                tiny_harness_core::file::MAX_COMPONENT_BYTES,
-            )
-            .map_err(|source| LoadError::Read {
-                plugin: name.clone(),
-                path: spec.wasm.clone(),
-                source,
-            })?,
-        };
+        let bytes = read_component(&name, &spec.wasm)?;
         let actual = hex::encode(Sha256::digest(&bytes));
         if let Some(expected) = &spec.sha256
             && !expected.eq_ignore_ascii_case(&actual)
@@ -539,6 +522,30 @@ impl ToolSource for Plugin {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+}
+
+/// The bytes of plugin `name`'s component: bundled (`builtin:NAME`) or a
+/// regular file of at most
+/// [`MAX_COMPONENT_BYTES`](tiny_harness_core::file::MAX_COMPONENT_BYTES).
+fn read_component(name: &str, wasm: &Path) -> Result<Vec<u8>, LoadError> {
+    match builtin::named(wasm) {
+        Some(bundled) => builtin::component(bundled)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| LoadError::NotBundled {
+                plugin: name.to_owned(),
+                reason: builtin::unknown(bundled),
+            }),
+        None => tiny_harness_core::file::read_regular(
+            wasm,
+            "plugin component",
+            tiny_harness_core::file::MAX_COMPONENT_BYTES,
+        )
+        .map_err(|source| LoadError::Read {
+            plugin: name.to_owned(),
+            path: wasm.to_owned(),
+            source,
+        }),
     }
 }
 
