@@ -5,7 +5,8 @@
 //! intrinsics and the providers on the core; the plugin host (wasm) and
 //! the MCP runtime on the core and the sandbox, never on each other; the
 //! facade on those; the command line on the facade and the crates below
-//! it (nothing depends on the command line). No crate but the
+//! it (nothing depends on the command line); the test harness on the
+//! facade and the plugin host. No crate but the
 //! command line builds `clap`, `anyhow` or `toml_edit` as a dependency of
 //! its own.
 
@@ -40,6 +41,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "tiny-harness-wasm",
             "tiny-harness-mcp",
         ],
+    ),
+    // The test harness for plugins: the facade, and the plugin host for
+    // its stand-ins.
+    (
+        "tiny-harness-testing",
+        &["tiny-harness-host", "tiny-harness-wasm"],
     ),
     // The operator's tooling works on the layers below the facade too.
     (

@@ -20,6 +20,7 @@ mod mcp;
 mod pins;
 mod plugins;
 mod replay;
+mod scaffold;
 mod tools;
 mod workflow;
 
@@ -44,6 +45,7 @@ const MAX_STDIN_ARGUMENTS: u64 = 64 << 20;
 /// Runs the command line and returns the process's exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    log_to_stderr(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -74,6 +76,22 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => usage_error(e),
     }
+}
+
+/// Sends the host's log to standard error when asked (`--verbose`, or
+/// `RUST_LOG` naming what to show); otherwise nothing is logged.
+fn log_to_stderr(verbose: bool) {
+    use tracing_subscriber::EnvFilter;
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(filter) if !filter.trim().is_empty() => EnvFilter::new(filter),
+        _ if verbose => EnvFilter::new("warn,tiny_harness=debug"),
+        _ => return,
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
 }
 
 /// Waits for SIGINT, SIGTERM or SIGHUP; returns its name and number. If
@@ -172,6 +190,19 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plugin {
             action: PluginAction::Inspect { file, json },
         } => return inspect::inspect(file, *json, cli.no_cache).await,
+        Command::Plugin {
+            action:
+                PluginAction::New {
+                    name,
+                    lang,
+                    dir,
+                    sdk,
+                },
+        } => {
+            let told = scaffold::scaffold(name, *lang, dir.as_deref(), sdk.as_deref())?;
+            emit(&told)?;
+            return Ok(ExitCode::SUCCESS);
+        }
         _ => None,
     };
     let config = Config::load(&cli.config)?;

@@ -250,15 +250,19 @@ impl Invoker {
         if Instant::now() >= deadline {
             return Err(timed_out());
         }
-        let result = entry
-            .source
-            .call(
+        // The call's span: what the source logs while it runs (a plugin's
+        // output, say) carries the call's id.
+        let span = tracing::info_span!(target: "tiny_harness::call", "call", id = %call.id);
+        let result = tracing::Instrument::instrument(
+            entry.source.call(
                 entry.name.server(),
                 entry.name.tool(),
                 &call.arguments,
                 deadline,
-            )
-            .await?;
+            ),
+            span,
+        )
+        .await?;
         if let Some(schema) = &entry.output_schema {
             check_output(schema, &result)?;
             if Instant::now() >= deadline {

@@ -144,6 +144,7 @@ async fn as_exec(grants: &Grants, case: &Case) -> Result<(), String> {
             plugin: "tbl".to_owned(),
             grants: grants.clone(),
             limits: Limits::default(),
+            stand_in: None,
         }),
         deadline: Instant::now() + Duration::from_secs(10),
     };

@@ -124,6 +124,8 @@ impl PluginEngine {
             CallState,
             wasmtime::component::HasSelf<CallState>,
         >(&mut linker, |state| state)?;
+        // The same, under the names older worlds import it by.
+        super::worlds::link_older_exec(&mut linker)?;
 
         let io = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)

@@ -30,6 +30,8 @@ pub struct ExecContext {
     pub grants: Grants,
     /// How much one call may use.
     pub limits: Limits,
+    /// For tests: what answers instead of running programs.
+    pub stand_in: Option<Arc<dyn crate::StandIn>>,
 }
 
 /// One call's access to `exec`: its plugin's context and its deadline.
@@ -50,6 +52,9 @@ impl ExecAccess {
             .as_deref()
             .map(|guest| self.host_dir(guest))
             .transpose()?;
+        if let Some(stand_in) = &ctx.stand_in {
+            return stand_in.exec(&command);
+        }
         // The same check and resolution as a stdio MCP server's.
         let program = tiny_harness_sandbox::grant::start::prepare(
             &ctx.plugin,

@@ -89,6 +89,7 @@ pub struct HttpPolicy {
     grants: Vec<NetGrant>,
     limits: HttpLimits,
     resolver: Arc<dyn Resolve>,
+    stand_in: Option<Arc<dyn crate::StandIn>>,
 }
 
 impl HttpPolicy {
@@ -99,7 +100,14 @@ impl HttpPolicy {
             grants,
             limits,
             resolver,
+            stand_in: None,
         }
+    }
+
+    /// The same, with `stand_in` answering every request the grants allow
+    /// instead of sending it (for tests; see [`crate::StandIn`]).
+    pub fn with_stand_in(self, stand_in: Option<Arc<dyn crate::StandIn>>) -> Self {
+        HttpPolicy { stand_in, ..self }
     }
 }
 

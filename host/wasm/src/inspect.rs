@@ -92,14 +92,12 @@ pub async fn inspect(engine: &PluginEngine, wasm: &Path) -> Result<Inspection, L
         }
         Err(_) => (Vec::new(), Vec::new()),
     };
-    let package_version = imports
-        .iter()
-        .map(|i: &Import| i.name.as_str())
-        .chain(exports.iter().map(String::as_str))
-        .find_map(|name| {
-            let rest = name.strip_prefix("tiny-harness:plugin/")?;
-            Some(rest.split_once('@')?.1.to_owned())
-        });
+    let package_version = crate::worlds::package_version(
+        imports
+            .iter()
+            .map(|i: &Import| i.name.as_str())
+            .chain(exports.iter().map(String::as_str)),
+    );
     // Loading it is what a host does: the same checks, the same sandbox.
     let registration =
         Plugin::load(engine, PluginSpec::new(name, wasm))

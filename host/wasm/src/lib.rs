@@ -25,6 +25,7 @@
 pub mod bindings;
 pub mod builtin;
 mod cache;
+mod component;
 mod engine;
 mod error;
 mod exec;
@@ -33,8 +34,11 @@ pub mod http;
 mod inspect;
 mod lift;
 mod limits;
+mod log;
 mod sandbox;
 mod spec;
+mod stand_in;
+mod worlds;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -43,6 +47,8 @@ use sha2::{Digest, Sha256};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 pub use cache::{CompileCache, CompileOrigin};
+pub use component::file_sha256;
+use component::{check_component_header, read_component};
 pub use engine::{
     EPOCH_TICK, MAX_BLOCKING_THREADS, MAX_CONCURRENT_INSTANCES, MAX_STALLED_CALLS, PluginEngine,
 };
@@ -54,10 +60,12 @@ pub use error::LoadError;
 pub use exec::{ExecAccess, ExecContext};
 pub use inspect::{Import, Inspection, Registration, inspect};
 pub use limits::Limits;
+pub use log::{LOG_CAPTURE_BYTES, LOG_LINES};
 pub use sandbox::{CallState, DirGrant, DirMode, Grants};
 pub use spec::PluginSpec;
+pub use stand_in::{HttpRequest, HttpResponse, StandIn};
+pub use worlds::RELEASED as RELEASED_WORLDS;
 
-use bindings::PluginPre;
 use tiny_harness_core::declaration::Declaration;
 use tiny_harness_core::display;
 use tiny_harness_core::source::{CallFuture, CallLimits, PendingTool, ToolSource};
@@ -72,7 +80,7 @@ pub struct Plugin {
     wasm: PathBuf,
     pinned: bool,
     engine: PluginEngine,
-    pre: PluginPre<CallState>,
+    pre: worlds::Pre,
     grants: Grants,
     limits: Limits,
     config_json: String,
@@ -140,22 +148,30 @@ impl Plugin {
         let (component, origin) = engine
             .compile(&bytes, &actual)
             .map_err(|e| wrong_world(format!("it does not compile: {}", error_chain(&e))))?;
+        let version = worlds::version_of(&component, engine.engine());
+        if let Some(unknown) = version.as_deref().and_then(worlds::unreleased) {
+            return Err(wrong_world(unknown));
+        }
         let instance_pre = engine
             .linker()
             .instantiate_pre(&component)
             .map_err(|e| wrong_world(without_http(error_chain(&e))))?;
-        let pre = PluginPre::new(instance_pre).map_err(|e| wrong_world(error_chain(&e)))?;
+        let pre = worlds::Pre::bind(instance_pre, version.as_deref()).map_err(wrong_world)?;
 
         let exec_context = std::sync::Arc::new(exec::ExecContext {
             plugin: name.clone(),
             grants: spec.grants.clone(),
             limits: spec.limits,
+            stand_in: spec.stand_in.clone(),
         });
-        let http_policy = std::sync::Arc::new(crate::http::HttpPolicy::new(
-            spec.grants.net.clone(),
-            spec.limits.http,
-            spec.resolver.clone(),
-        ));
+        let http_policy = std::sync::Arc::new(
+            crate::http::HttpPolicy::new(
+                spec.grants.net.clone(),
+                spec.limits.http,
+                spec.resolver.clone(),
+            )
+            .with_stand_in(spec.stand_in.clone()),
+        );
         let plugin = Plugin {
             name: name.clone(),
             wasm: spec.wasm.clone(),
@@ -233,7 +249,7 @@ impl Plugin {
         let deadline = Instant::now() + self.limits.timeout;
         let outcome = self
             .run(deadline, true, async |plugin, store| {
-                plugin.call_register(store, &self.config_json).await
+                plugin.register(store, &self.config_json).await
             })
             .await
             .map_err(|e| match e {
@@ -307,7 +323,7 @@ impl Plugin {
         let outcome = self
             .run(deadline, false, async |plugin, store| {
                 plugin
-                    .call_call(store, &self.config_json, server, tool, &arguments)
+                    .call(store, &self.config_json, server, tool, &arguments)
                     .await
             })
             .await?;
@@ -350,7 +366,7 @@ impl Plugin {
         &self,
         deadline: Instant,
         registering: bool,
-        f: impl AsyncFnOnce(&bindings::Plugin, &mut Store<CallState>) -> wasmtime::Result<R>,
+        f: impl AsyncFnOnce(&worlds::Instance, &mut Store<CallState>) -> wasmtime::Result<R>,
     ) -> Result<R, CallError> {
         let stalled = self.engine.stalled_calls();
         if stalled >= engine::MAX_STALLED_CALLS {
@@ -391,13 +407,16 @@ impl Plugin {
         // grace lets the epoch fire first, so that it names the cause.
         let grace = engine::EPOCH_TICK * 5;
         let outcome = engine::InEngine::new(&self.engine, deadline + grace, async {
-            let instance = self.pre.instantiate_async(&mut store).await;
+            let instance = self.pre.instantiate(&mut store).await;
             match instance {
                 Ok(instance) => Ok(f(&instance, &mut store).await),
                 Err(e) => Err(e),
             }
         })
         .await;
+        let during = if registering { "register" } else { "call" };
+        store.data().stdout.emit(&self.name, "stdout", during);
+        store.data().stderr.emit(&self.name, "stderr", during);
         let outcome = match outcome {
             Err(_) => {
                 // The guest is blocked in a host call that runs on: note its
@@ -522,77 +541,5 @@ impl ToolSource for Plugin {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
-    }
-}
-
-/// The bytes of plugin `name`'s component: bundled (`builtin:NAME`) or a
-/// regular file of at most
-/// [`MAX_COMPONENT_BYTES`](tiny_harness_core::file::MAX_COMPONENT_BYTES).
-fn read_component(name: &str, wasm: &Path) -> Result<Vec<u8>, LoadError> {
-    match builtin::named(wasm) {
-        Some(bundled) => builtin::component(bundled)
-            .map(<[u8]>::to_vec)
-            .ok_or_else(|| LoadError::NotBundled {
-                plugin: name.to_owned(),
-                reason: builtin::unknown(bundled),
-            }),
-        None => tiny_harness_core::file::read_regular(
-            wasm,
-            "plugin component",
-            tiny_harness_core::file::MAX_COMPONENT_BYTES,
-        )
-        .map_err(|source| LoadError::Read {
-            plugin: name.to_owned(),
-            path: wasm.to_owned(),
-            source,
-        }),
-    }
-}
-
-/// Tells a component from a core module or a file that is not WebAssembly.
-fn check_component_header(bytes: &[u8]) -> Result<(), String> {
-    const MAGIC: &[u8] = b"\0asm";
-    if bytes.len() < 8 || &bytes[..4] != MAGIC {
-        return Err("the file is not WebAssembly (no \\0asm header)".into());
-    }
-    // Bytes 4..8: version and layer. Core modules are layer 0, components
-    // layer 1.
-    match (bytes[6], bytes[7]) {
-        (0, 0) => Err(
-            "it is a core WebAssembly module; build the plugin for wasm32-wasip2, which makes a component"
-                .into(),
-        ),
-        (1, 0) => Ok(()),
-        _ => Err("it has an unknown WebAssembly layer".into()),
-    }
-}
-
-/// The sha256 of a plugin component file, as 64 hex digits (for writing
-/// pins). Reads it as [`Plugin::load`] does: only a regular file of at most
-/// [`MAX_COMPONENT_BYTES`](tiny_harness_core::file::MAX_COMPONENT_BYTES).
-pub fn file_sha256(path: &Path) -> Result<String, tiny_harness_core::file::FileError> {
-    let bytes = tiny_harness_core::file::read_regular(
-        path,
-        "plugin component",
-        tiny_harness_core::file::MAX_COMPONENT_BYTES,
-    )?;
-    Ok(hex::encode(Sha256::digest(bytes)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn headers_tell_components_from_modules() {
-        assert!(check_component_header(b"\0asm\x0d\x00\x01\x00rest").is_ok());
-        let module = check_component_header(b"\0asm\x01\x00\x00\x00").unwrap_err();
-        assert!(module.contains("core WebAssembly module"), "{module}");
-        assert!(
-            check_component_header(b"#!/bin/sh\n")
-                .unwrap_err()
-                .contains("not WebAssembly")
-        );
-        assert!(check_component_header(b"").is_err());
     }
 }

@@ -9,15 +9,11 @@
 //! (exec, network) is added beside the others without touching them.
 
 use wasmtime::component::ResourceTable;
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::bindings::tiny_harness::plugin::exec::{self as exec_wit, Command, ExecError, Output};
 
 pub use super::limits::Limits;
-
-/// How much of the guest's standard error is kept to explain a trap.
-pub const STDERR_CAPTURE_BYTES: usize = 16 * 1024;
 
 pub use tiny_harness_sandbox::grant::{DirGrant, DirMode, Grants};
 
@@ -105,7 +101,9 @@ pub struct CallState {
     wasi: WasiCtx,
     table: ResourceTable,
     pub(crate) cap: MemoryCap,
-    stderr: MemoryOutputPipe,
+    /// What the guest writes to standard output and standard error.
+    pub(crate) stdout: crate::log::LogPipe,
+    pub(crate) stderr: crate::log::LogPipe,
     /// The most handles the call may open (see [`super::handles`]).
     pub(crate) open_files: usize,
     /// What the call may run through `exec` (none while registering).
@@ -120,7 +118,8 @@ pub struct CallState {
 impl CallState {
     /// Builds the sandbox for one call from the plugin's grants.
     pub(crate) fn new(grants: &Grants, limits: &Limits) -> Result<Self, std::io::Error> {
-        let stderr = MemoryOutputPipe::new(STDERR_CAPTURE_BYTES);
+        let stdout = crate::log::LogPipe::default();
+        let stderr = crate::log::LogPipe::default();
         let mut builder = WasiCtxBuilder::new();
         // Spelled out although they are the defaults: no network at all.
         // (The default address check refuses every address too; setting
@@ -129,6 +128,7 @@ impl CallState {
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false)
+            .stdout(stdout.clone())
             .stderr(stderr.clone());
         for name in &grants.env {
             if let Ok(value) = std::env::var(name) {
@@ -155,6 +155,7 @@ impl CallState {
             wasi: builder.build(),
             table,
             cap: MemoryCap::new(limits.memory_bytes),
+            stdout,
             stderr,
             open_files: limits.open_files,
             exec: None,
@@ -171,7 +172,7 @@ impl CallState {
 
     /// The tail of what the guest wrote to standard error (lossy UTF-8).
     pub(crate) fn stderr_tail(&self, max: usize) -> String {
-        let bytes = self.stderr.contents();
+        let (bytes, _) = self.stderr.contents();
         let start = bytes.len().saturating_sub(max);
         String::from_utf8_lossy(&bytes[start..]).trim().to_owned()
     }

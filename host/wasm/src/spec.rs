@@ -28,6 +28,10 @@ pub struct PluginSpec {
     /// How the names its HTTP requests use are resolved. Default: the
     /// system's resolver.
     pub resolver: std::sync::Arc<dyn crate::http::Resolve>,
+    /// For tests: what answers the plugin's programs and HTTP requests
+    /// instead of running and sending them (see [`crate::StandIn`]). None
+    /// (the default, and always from a config file): the real thing.
+    pub stand_in: Option<std::sync::Arc<dyn crate::StandIn>>,
 }
 
 impl PluginSpec {
@@ -42,6 +46,7 @@ impl PluginSpec {
             limits: Limits::default(),
             config: serde_json::json!({}),
             resolver: std::sync::Arc::new(crate::http::SystemResolver),
+            stand_in: None,
         }
     }
 }

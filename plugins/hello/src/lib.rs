@@ -5,82 +5,30 @@
 //! the name it is given. It needs no grants. Being minimal, it is also what
 //! the benchmark calls to measure the host's own cost per call.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
+use tiny_harness_plugin::{Config, Plugin, Server, ToolError, tool, tools};
 
-/// Bindings generated from `wit/plugin.wit`. Clippy is silenced here only:
-/// the generated export glue has a function with more arguments than it likes.
-#[allow(clippy::too_many_arguments)]
-mod bindings {
-    wit_bindgen::generate!({ world: "plugin", path: "../../wit" });
-}
-
-use bindings::tiny_harness::plugin::types::{
-    Annotations, ContentPart, ServerDefinition, ToolDefinition,
-};
-use bindings::{CallError, CallResult, Guest, Registration};
-
-/// The arguments of `greet`, as its input schema describes them.
-#[derive(Deserialize)]
+/// The arguments of `greet`.
+#[derive(Deserialize, JsonSchema)]
 struct Greet {
+    /// Who to greet.
     name: String,
 }
 
-/// The component's implementation of the `plugin` world.
+/// Greets someone by name.
+#[tool(read_only, idempotent)]
+fn greet(args: Greet) -> Result<String, ToolError> {
+    Ok(format!("Hello, {}!", args.name))
+}
+
+/// The plugin: one server, whatever the config.
 struct Hello;
 
-impl Guest for Hello {
-    /// Supplies the `hello` server with its one tool. The config is unused.
-    fn register(_config: String) -> Result<Registration, String> {
-        let greet = ToolDefinition {
-            name: "greet".into(),
-            description: "Greets someone by name.".into(),
-            input_schema: r#"{
-                "type": "object",
-                "properties": {"name": {"type": "string", "description": "Who to greet."}},
-                "required": ["name"],
-                "additionalProperties": false
-            }"#
-            .into(),
-            output_schema: None,
-            annotations: Annotations {
-                read_only: true,
-                idempotent: true,
-                destructive: false,
-                open_world: false,
-            },
-        };
-        Ok(Registration {
-            servers: vec![ServerDefinition {
-                name: "hello".into(),
-                tools: vec![greet],
-            }],
-            mcp_sources: vec![],
-        })
-    }
-
-    /// Runs `greet`. The host has already checked the arguments against the
-    /// input schema, so a parse failure here means a host bug, reported as
-    /// `invalid-arguments` all the same.
-    fn call(
-        _config: String,
-        _server: String,
-        tool: String,
-        arguments: String,
-    ) -> Result<CallResult, CallError> {
-        match tool.as_str() {
-            "greet" => {
-                let args: Greet = serde_json::from_str(&arguments)
-                    .map_err(|e| CallError::InvalidArguments(e.to_string()))?;
-                Ok(CallResult {
-                    content: vec![ContentPart::Text(format!("Hello, {}!", args.name))],
-                    is_error: false,
-                })
-            }
-            other => Err(CallError::UnknownTool(format!(
-                "hello has no tool {other:?}"
-            ))),
-        }
+impl Plugin for Hello {
+    fn servers(_config: &Config) -> Result<Vec<Server>, String> {
+        Ok(vec![Server::new("hello", tools![greet])])
     }
 }
 
-bindings::export!(Hello with_types_in bindings);
+tiny_harness_plugin::export!(Hello);

@@ -41,6 +41,17 @@ struct Alloc {
     mib: u32,
 }
 
+/// Arguments of `log`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Log {
+    #[serde(default)]
+    stdout: String,
+    #[serde(default)]
+    stderr: String,
+    repeat: u32,
+}
+
 /// Arguments of `structured`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -250,6 +261,16 @@ pub fn definitions() -> Vec<ToolDefinition> {
             NO_PROMISES,
         ),
         tool(
+            "log",
+            "Writes `stdout` and `stderr`, each `repeat` times, to its standard output and error.",
+            json!({
+                "stdout": {"type": "string"},
+                "stderr": {"type": "string"},
+                "repeat": {"type": "integer", "minimum": 1, "maximum": 1000000}
+            }),
+            READ_ONLY,
+        ),
+        tool(
             "parts",
             "Returns the given number of empty text parts.",
             json!({"count": {"type": "integer", "minimum": 0}}),
@@ -448,6 +469,18 @@ pub fn call(tool: &str, arguments: &str) -> Result<CallResult, CallError> {
             }
         }
         "fail_with" => Err(CallError::Failed(args::<Message>(arguments)?.message)),
+        "log" => {
+            let Log {
+                stdout,
+                stderr,
+                repeat,
+            } = args(arguments)?;
+            for _ in 0..repeat {
+                print!("{stdout}");
+                eprint!("{stderr}");
+            }
+            text("logged")
+        }
         "parts" => {
             let Parts { count, .. } = args(arguments)?;
             ok((0..count)

@@ -26,13 +26,13 @@
 //!   host's `result_kib`, or a large body reaches the model as `too_large`.
 
 mod defs;
-mod fetch;
 
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::json;
+use tiny_harness_plugin::http;
 
 /// Bindings generated from `wit/plugin.wit`. Clippy is silenced here only:
 /// the generated export glue has a function with more arguments than it likes.
@@ -183,10 +183,10 @@ fn run(
     let limit = config.body_kib as usize * 1024;
     let mut followed = Vec::new();
     loop {
-        let response = fetch::send(method, &url, &headers, body, limit).map_err(|f| match f {
-            fetch::Failure::Denied(m) => CallError::Denied(m),
-            fetch::Failure::Invalid(m) => CallError::InvalidArguments(m),
-            fetch::Failure::Failed(m) => CallError::Failed(format!("{url}: {m}")),
+        let response = http::send(method, &url, &headers, body, limit).map_err(|f| match f {
+            http::HttpError::Denied(m) => CallError::Denied(m),
+            http::HttpError::Invalid(m) => CallError::InvalidArguments(m),
+            http::HttpError::Failed(m) => CallError::Failed(format!("{url}: {m}")),
         })?;
         let location = matches!(response.status, 301 | 302 | 303 | 307 | 308)
             .then(|| header(&response.headers, "location"))
@@ -213,7 +213,7 @@ fn header(headers: &[(String, Vec<u8>)], name: &str) -> Option<String> {
         .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
 }
 
-fn result(url: &url::Url, response: fetch::Response, redirects: Vec<String>) -> CallResult {
+fn result(url: &url::Url, response: http::Response, redirects: Vec<String>) -> CallResult {
     let mut headers: BTreeMap<String, String> = BTreeMap::new();
     for (name, value) in &response.headers {
         let value = String::from_utf8_lossy(value);

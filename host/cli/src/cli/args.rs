@@ -48,6 +48,12 @@ pub(super) struct Cli {
     #[arg(long, global = true)]
     pub(super) locked: bool,
 
+    /// Show the log on standard error: what plugins write to stdout and stderr (with the
+    /// plugin's name and the call's id), MCP servers' standard error and log messages.
+    /// RUST_LOG, when set, chooses what is shown instead (RUST_LOG=tiny_harness::plugin=info).
+    #[arg(long, short = 'v', global = true)]
+    pub(super) verbose: bool,
+
     #[command(subcommand)]
     pub(super) command: Command,
 }
@@ -160,6 +166,26 @@ pub(super) enum PluginAction {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Start a new plugin that builds, registers and passes its own test at once: a
+    /// Rust crate on the guest SDK (tools as functions, schemas from their types) with a
+    /// test that runs it in the real host (`cargo test`), and a config to try it with.
+    /// Until the SDK and the test harness are published, it uses them by the path of the
+    /// checkout this binary was built from (or --sdk). Prints how to build, test and try it.
+    New {
+        /// Its name: 1 to 64 characters of a-z, 0-9, '_' and '-', starting with a letter.
+        /// It names the crate, the server and the plugin in the config.
+        name: String,
+        /// The language.
+        #[arg(long, value_enum, default_value_t = super::scaffold::Lang::Rust)]
+        lang: super::scaffold::Lang,
+        /// Where to write it (default: ./NAME). It must not exist or be empty.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// The tiny-harness checkout whose guest SDK (plugins/sdk) and test harness
+        /// (host/testing) it uses (default: the one this binary was built from).
+        #[arg(long, value_name = "PATH")]
+        sdk: Option<PathBuf>,
     },
 }
 

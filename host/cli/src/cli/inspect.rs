@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 use tiny_harness_core::display::one_line;
-use tiny_harness_wasm::{CompileCache, Inspection, PluginEngine, WORLD};
+use tiny_harness_wasm::{CompileCache, Inspection, PluginEngine, RELEASED_WORLDS, WORLD};
 
 pub(super) async fn inspect(
     file: &Path,
@@ -45,7 +45,7 @@ fn text(seen: &Inspection) -> String {
     out.push_str(&match &seen.package_version {
         Some(version) => format!(
             "targets: tiny-harness:plugin@{version} (this host loads {})\n",
-            host_version()
+            RELEASED_WORLDS.join(" and ")
         ),
         None => "targets: no tiny-harness:plugin interface\n".to_owned(),
     });
@@ -120,6 +120,7 @@ fn to_json(seen: &Inspection) -> Value {
         "sha256": seen.sha256,
         "package_version": seen.package_version,
         "host_version": host_version(),
+        "host_loads": RELEASED_WORLDS,
         "imports": imports,
         "exports": seen.exports,
         "loads": seen.registration.is_ok(),

@@ -19,6 +19,7 @@ mod install_pypi;
 mod intrinsics;
 mod journal;
 mod login;
+mod logs;
 mod mcp;
 #[path = "../../../../tests/all/common/npm.rs"]
 mod npm;
@@ -31,6 +32,7 @@ mod procs;
 mod programs;
 mod providers;
 mod replay;
+mod scaffold;
 mod sdks;
 mod terminal;
 mod untrusted;

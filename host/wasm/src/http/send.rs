@@ -41,6 +41,9 @@ pub(super) async fn send(
     let limits = policy.limits;
     let deadline = shorter(call_deadline, Some(limits.timeout));
     let (url, grant) = target(request.uri(), &policy.grants).map_err(|e| denied(&e))?;
+    if let Some(stand_in) = &policy.stand_in {
+        return answer(stand_in.as_ref(), request, limits, deadline).await;
+    }
     let port = url
         .port_or_known_default()
         .ok_or(Error::HttpRequestUriInvalid)?;
@@ -156,6 +159,83 @@ pub(super) async fn send(
         }
     });
     Ok((response, io))
+}
+
+/// The stand-in's answer to `request`, which the grants allow: its body
+/// read within the request limit, the response's within the response
+/// limit, as a real exchange's would be.
+async fn answer(
+    stand_in: &dyn crate::StandIn,
+    request: Request<WasiBody>,
+    limits: super::HttpLimits,
+    deadline: Instant,
+) -> Result<(Response<WasiBody>, IoFuture), Error> {
+    let (head, body) = request.into_parts();
+    let body = Capped::new(
+        body,
+        limits.request_bytes,
+        deadline,
+        Error::HttpRequestBodySize(Some(limits.request_bytes as u64)),
+        Error::ConnectionWriteTimeout,
+    )
+    .collect()
+    .await?
+    .to_bytes();
+    let asked = crate::HttpRequest {
+        method: head.method.to_string(),
+        url: head.uri.to_string(),
+        headers: head
+            .headers
+            .iter()
+            .map(|(name, value)| (name.as_str().to_owned(), value.as_bytes().to_vec()))
+            .collect(),
+        body: body.to_vec(),
+    };
+    let reply = stand_in
+        .http(&asked)
+        .map_err(|message| Error::InternalError(Some(message)))?;
+    let mut response = Response::builder().status(reply.status);
+    for (name, value) in &reply.headers {
+        response = response.header(name, value);
+    }
+    // Cut where the cap falls, so that the plugin reads exactly what it may
+    // before the cap's error, as it would from a body that arrives in parts.
+    let mut body = Bytes::from(reply.body);
+    let rest = body.split_off(body.len().min(limits.response_bytes));
+    let body = Parts([body, rest].into_iter().filter(|b| !b.is_empty()).collect());
+    let response = response
+        .body(
+            Capped::new(
+                body,
+                limits.response_bytes,
+                deadline,
+                Error::HttpResponseBodySize(Some(limits.response_bytes as u64)),
+                Error::HttpResponseTimeout,
+            )
+            .boxed_unsync(),
+        )
+        .map_err(|e| Error::InternalError(Some(format!("the stand-in's response: {e}"))))?;
+    let io: IoFuture = Box::new(async { Ok(()) });
+    Ok((response, io))
+}
+
+/// A body of parts known in advance, one frame each.
+struct Parts(std::collections::VecDeque<Bytes>);
+
+impl Body for Parts {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        Poll::Ready(self.get_mut().0.pop_front().map(|b| Ok(Frame::data(b))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// `error` as the guest should see it: the request body cap when that is

@@ -1,10 +1,18 @@
-//! One HTTP request through `wasi:http/outgoing-handler`: build it, write
-//! its body, wait for the response and read at most `limit` bytes of its
-//! body.
+//! Outbound HTTP through `wasi:http/outgoing-handler` (feature `http`):
+//! one request, its body written, its response read up to a limit.
 //!
-//! The host checks and sends the request; this side only shapes it. A
-//! refusal by the host arrives as `internal-error` with a message that
-//! begins `denied: `, and becomes [`Failure::Denied`].
+//! ```ignore
+//! let url = url::Url::parse("https://api.example.com/v1/items")?;
+//! let response = http::send("GET", &url, &[], b"", 1 << 20)?;
+//! ```
+//!
+//! The host checks and sends every request under the plugin's `net`
+//! grants, after its own DNS lookup; this side only shapes it. A refusal
+//! by the host arrives as `internal-error` with a message that begins
+//! `denied: `, and becomes [`HttpError::Denied`] (the call error `denied`
+//! through `?` in a tool). No redirect is followed: a 3xx is a response.
+
+pub use url::Url;
 
 use wasip2::http::outgoing_handler;
 use wasip2::http::types::{
@@ -20,15 +28,21 @@ const WRITE_CHUNK: usize = 4096;
 const READ_CHUNK: u64 = 64 * 1024;
 
 /// A response: status, headers in order, and the body up to the limit.
+#[derive(Debug, Clone)]
 pub struct Response {
+    /// The status code.
     pub status: u16,
+    /// The headers, in the order they came, names in lower case.
     pub headers: Vec<(String, Vec<u8>)>,
+    /// The body, up to the limit.
     pub body: Vec<u8>,
+    /// Whether the body went on past the limit (or the host's cap).
     pub truncated: bool,
 }
 
 /// Why a request got no response.
-pub enum Failure {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HttpError {
     /// The host refused it; the message says what to grant.
     Denied(String),
     /// The arguments cannot make a request (a forbidden header, say).
@@ -41,16 +55,16 @@ pub enum Failure {
 /// bytes of the response body.
 pub fn send(
     method: &str,
-    url: &url::Url,
+    url: &Url,
     headers: &[(String, String)],
     body: &[u8],
     limit: usize,
-) -> Result<Response, Failure> {
+) -> Result<Response, HttpError> {
     let scheme = match url.scheme() {
         "http" => Scheme::Http,
         "https" => Scheme::Https,
         other => {
-            return Err(Failure::Invalid(format!(
+            return Err(HttpError::Invalid(format!(
                 "{other}: URLs are not supported; use http:// or https://"
             )));
         }
@@ -58,7 +72,7 @@ pub fn send(
     let authority = match (url.host_str(), url.port()) {
         (Some(host), Some(port)) => format!("{host}:{port}"),
         (Some(host), None) => host.to_owned(),
-        (None, _) => return Err(Failure::Invalid(format!("{url} has no host"))),
+        (None, _) => return Err(HttpError::Invalid(format!("{url} has no host"))),
     };
     let mut path = url.path().to_owned();
     if let Some(query) = url.query() {
@@ -74,7 +88,7 @@ pub fn send(
         list.push(("content-length".into(), body.len().to_string().into_bytes()));
     }
     let fields = Fields::from_list(&list).map_err(|e| {
-        Failure::Invalid(match e {
+        HttpError::Invalid(match e {
             HeaderError::Forbidden => {
                 "a header may not be set by a plugin (host, connection and other hop-by-hop headers)"
                     .to_owned()
@@ -96,7 +110,7 @@ pub fn send(
         "CONNECT" => Method::Connect,
         other => Method::Other(other.to_owned()),
     };
-    let invalid = |what: &str| Failure::Invalid(format!("the {what} is not accepted"));
+    let invalid = |what: &str| HttpError::Invalid(format!("the {what} is not accepted"));
     request
         .set_method(&method)
         .map_err(|()| invalid("method"))?;
@@ -111,14 +125,14 @@ pub fn send(
         .map_err(|()| invalid("path"))?;
     let outgoing = request
         .body()
-        .map_err(|()| Failure::Failed("cannot open the request body".into()))?;
+        .map_err(|()| HttpError::Failed("cannot open the request body".into()))?;
     let future = outgoing_handler::handle(request, None).map_err(failure)?;
     let wait = || {
         future.subscribe().block();
         match future.get() {
             Some(Ok(Ok(response))) => Ok(response),
             Some(Ok(Err(code))) => Err(failure(code)),
-            Some(Err(())) | None => Err(Failure::Failed("the response was lost".into())),
+            Some(Err(())) | None => Err(HttpError::Failed("the response was lost".into())),
         }
     };
     // When the host stops the request while its body is being written,
@@ -133,13 +147,13 @@ pub fn send(
     read(response, limit)
 }
 
-fn write_body(outgoing: &OutgoingBody, body: &[u8]) -> Result<(), Failure> {
+fn write_body(outgoing: &OutgoingBody, body: &[u8]) -> Result<(), HttpError> {
     if body.is_empty() {
         return Ok(());
     }
     let stream = outgoing
         .write()
-        .map_err(|()| Failure::Failed("cannot write the request body".into()))?;
+        .map_err(|()| HttpError::Failed("cannot write the request body".into()))?;
     for chunk in body.chunks(WRITE_CHUNK) {
         stream
             .blocking_write_and_flush(chunk)
@@ -148,15 +162,15 @@ fn write_body(outgoing: &OutgoingBody, body: &[u8]) -> Result<(), Failure> {
     Ok(())
 }
 
-fn read(response: IncomingResponse, limit: usize) -> Result<Response, Failure> {
+fn read(response: IncomingResponse, limit: usize) -> Result<Response, HttpError> {
     let status = response.status();
     let headers = response.headers().entries();
     let incoming = response
         .consume()
-        .map_err(|()| Failure::Failed("cannot read the response body".into()))?;
+        .map_err(|()| HttpError::Failed("cannot read the response body".into()))?;
     let stream = incoming
         .stream()
-        .map_err(|()| Failure::Failed("cannot read the response body".into()))?;
+        .map_err(|()| HttpError::Failed("cannot read the response body".into()))?;
     let mut body = Vec::new();
     let mut truncated = false;
     loop {
@@ -177,7 +191,7 @@ fn read(response: IncomingResponse, limit: usize) -> Result<Response, Failure> {
                     break;
                 }
                 ErrorCode::InternalError(Some(message)) => {
-                    return Err(Failure::Failed(format!(
+                    return Err(HttpError::Failed(format!(
                         "reading the response body failed: {message}"
                     )));
                 }
@@ -216,42 +230,62 @@ fn body_error(e: &wasip2::io::error::Error) -> ErrorCode {
     }
 }
 
-fn stream_failure(e: StreamError, doing: &str) -> Failure {
+fn stream_failure(e: StreamError, doing: &str) -> HttpError {
     match e {
-        StreamError::Closed => Failure::Failed(format!("{doing}: the connection closed")),
+        StreamError::Closed => HttpError::Failed(format!("{doing}: the connection closed")),
         StreamError::LastOperationFailed(e) => match wasip2::http::types::http_error_code(&e) {
             Some(code) => failure(code),
-            None => Failure::Failed(format!("{doing}: {}", e.to_debug_string())),
+            None => HttpError::Failed(format!("{doing}: {}", e.to_debug_string())),
         },
     }
 }
 
 /// The failure an error code stands for, with a message for the model.
-fn failure(code: ErrorCode) -> Failure {
+fn failure(code: ErrorCode) -> HttpError {
     match code {
         ErrorCode::InternalError(Some(message)) => match message.strip_prefix("denied: ") {
-            Some(reason) => Failure::Denied(reason.to_owned()),
-            None => Failure::Failed(message),
+            Some(reason) => HttpError::Denied(reason.to_owned()),
+            None => HttpError::Failed(message),
         },
-        ErrorCode::HttpRequestDenied => Failure::Denied("the host refused the request".into()),
-        ErrorCode::DnsError(payload) => Failure::Failed(format!(
+        ErrorCode::HttpRequestDenied => HttpError::Denied("the host refused the request".into()),
+        ErrorCode::DnsError(payload) => HttpError::Failed(format!(
             "DNS lookup failed{}",
             payload.rcode.map(|r| format!(": {r}")).unwrap_or_default()
         )),
-        ErrorCode::DnsTimeout => Failure::Failed("DNS lookup timed out".into()),
-        ErrorCode::DestinationNotFound => Failure::Failed("the host has no address".into()),
-        ErrorCode::ConnectionRefused => Failure::Failed("the connection was refused".into()),
-        ErrorCode::ConnectionTimeout => Failure::Failed("connecting timed out".into()),
+        ErrorCode::DnsTimeout => HttpError::Failed("DNS lookup timed out".into()),
+        ErrorCode::DestinationNotFound => HttpError::Failed("the host has no address".into()),
+        ErrorCode::ConnectionRefused => HttpError::Failed("the connection was refused".into()),
+        ErrorCode::ConnectionTimeout => HttpError::Failed("connecting timed out".into()),
         ErrorCode::ConnectionReadTimeout | ErrorCode::HttpResponseTimeout => {
-            Failure::Failed("the response did not arrive in time".into())
+            HttpError::Failed("the response did not arrive in time".into())
         }
-        ErrorCode::HttpRequestBodySize(limit) => Failure::Invalid(format!(
+        ErrorCode::HttpRequestBodySize(limit) => HttpError::Invalid(format!(
             "the request body is larger than the host allows{}",
             limit.map(|l| format!(" ({l} bytes)")).unwrap_or_default()
         )),
         ErrorCode::TlsCertificateError => {
-            Failure::Failed("the server's TLS certificate is not valid for it".into())
+            HttpError::Failed("the server's TLS certificate is not valid for it".into())
         }
-        other => Failure::Failed(format!("the request failed: {other:?}")),
+        other => HttpError::Failed(format!("the request failed: {other:?}")),
+    }
+}
+
+impl std::fmt::Display for HttpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HttpError::Denied(m) | HttpError::Invalid(m) | HttpError::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for HttpError {}
+
+impl From<HttpError> for crate::ToolError {
+    fn from(err: HttpError) -> crate::ToolError {
+        match err {
+            HttpError::Denied(m) => crate::ToolError::Denied(m),
+            HttpError::Invalid(m) => crate::ToolError::InvalidArguments(m),
+            HttpError::Failed(m) => crate::ToolError::Failed(m),
+        }
     }
 }

@@ -1,0 +1,200 @@
+//! `tiny-harness plugin new NAME [--lang rust|python|js] [--dir DIR] [--sdk
+//! PATH]`: a new plugin that builds, registers and passes its own test at
+//! once.
+//!
+//! Invariants:
+//! - Nothing is written unless everything is: the files are written into
+//!   a new directory beside the destination, then renamed into place; a
+//!   destination that exists and is not empty is refused.
+//! - The scaffold depends on the guest SDK and the test harness by the
+//!   path of a checkout (the one this binary was built from, or `--sdk`),
+//!   checked before anything is written; it says so.
+
+use std::path::{Path, PathBuf};
+
+use tiny_harness_core::display::one_line;
+
+/// The languages a plugin can be scaffolded in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Lang {
+    /// Rust on the guest SDK, tested with `cargo test`.
+    Rust,
+}
+
+/// Why nothing was scaffolded. One line each, saying what to do.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ScaffoldError {
+    /// The name cannot name a plugin (or a package).
+    #[error(
+        "{name:?} cannot name a plugin: {why}; use 1 to 64 characters of a-z, 0-9, '_' and '-', starting with a letter"
+    )]
+    Name {
+        /// The name as given.
+        name: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The destination holds something already.
+    #[error(
+        "{} exists and is not empty: give another --dir, or remove it first",
+        dir.display()
+    )]
+    NotEmpty {
+        /// The destination.
+        dir: PathBuf,
+    },
+    /// The checkout holding the SDK is not there.
+    #[error(
+        "{} holds no tiny-harness checkout with the guest SDK (plugins/sdk) and test harness (host/testing): give --sdk PATH to one",
+        sdk.display()
+    )]
+    NoSdk {
+        /// Where it was looked for.
+        sdk: PathBuf,
+    },
+    /// Writing failed.
+    #[error("cannot write the plugin to {}: {reason}", dir.display())]
+    Write {
+        /// The destination.
+        dir: PathBuf,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The checkout this binary was built from.
+fn built_from() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Checks `name`, returning what is wrong with it.
+fn check_name(name: &str) -> Result<(), ScaffoldError> {
+    let fail = |why: String| ScaffoldError::Name {
+        name: one_line(name).into_owned(),
+        why,
+    };
+    if name.is_empty() || name.len() > 64 {
+        return Err(fail(format!(
+            "it is {} characters long",
+            name.chars().count()
+        )));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_' || *c == '-'))
+    {
+        return Err(fail(format!("{c:?} is not allowed")));
+    }
+    if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        return Err(fail("it does not start with a letter".to_owned()));
+    }
+    Ok(())
+}
+
+/// The files of a `lang` plugin named `name`, depending on the checkout at
+/// `sdk`: (path in the plugin's directory, contents).
+fn files(lang: Lang, name: &str, sdk: &Path) -> Vec<(&'static str, String)> {
+    let fill = |template: &str| {
+        template
+            .replace("{{name}}", name)
+            .replace("{{server}}", name)
+            .replace("{{crate}}", &name.replace('-', "_"))
+            .replace("{{sdk}}", &sdk.display().to_string())
+    };
+    match lang {
+        Lang::Rust => vec![
+            (
+                "Cargo.toml",
+                fill(include_str!("../../templates/rust/Cargo.toml.in")),
+            ),
+            (
+                "src/lib.rs",
+                fill(include_str!("../../templates/rust/src/lib.rs.in")),
+            ),
+            (
+                "tests/plugin.rs",
+                fill(include_str!("../../templates/rust/tests/plugin.rs.in")),
+            ),
+            (
+                "tiny-harness.toml",
+                fill(include_str!("../../templates/rust/tiny-harness.toml.in")),
+            ),
+            (
+                ".gitignore",
+                fill(include_str!("../../templates/rust/gitignore.in")),
+            ),
+        ],
+    }
+}
+
+/// Writes the plugin and returns what to tell the user.
+pub(crate) fn scaffold(
+    name: &str,
+    lang: Lang,
+    dir: Option<&Path>,
+    sdk: Option<&Path>,
+) -> Result<String, ScaffoldError> {
+    check_name(name)?;
+    let dir = dir.map_or_else(|| PathBuf::from(name), Path::to_owned);
+    let occupied = match std::fs::read_dir(&dir) {
+        Ok(mut entries) => entries.next().is_some(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(_) => true,
+    };
+    if occupied {
+        return Err(ScaffoldError::NotEmpty { dir });
+    }
+    let sdk = sdk.map_or_else(built_from, Path::to_owned);
+    let sdk = std::fs::canonicalize(&sdk).unwrap_or(sdk);
+    if !sdk.join("plugins/sdk/Cargo.toml").is_file()
+        || !sdk.join("host/testing/Cargo.toml").is_file()
+    {
+        return Err(ScaffoldError::NoSdk { sdk });
+    }
+    write_all(&dir, &files(lang, name, &sdk)).map_err(|e| ScaffoldError::Write {
+        dir: dir.clone(),
+        reason: e.to_string(),
+    })?;
+    let shown = dir.display();
+    Ok(match lang {
+        Lang::Rust => format!(
+            "Created the Rust plugin {name} in {shown}.\n\
+             It uses the guest SDK and the test harness of the checkout at {sdk} by path, until they are published.\n\
+             \n\
+             Build it:  cd {shown} && cargo build --release --target wasm32-wasip2\n\
+             Test it:   cargo test   (builds it and runs it in the real host)\n\
+             Try it:    tiny-harness --config tiny-harness.toml call {name}/{name}.greet '{{\"name\":\"Ada\"}}'\n\
+             Look:      tiny-harness plugin inspect target/wasm32-wasip2/release/{crate_name}.wasm",
+            sdk = sdk.display(),
+            crate_name = name.replace('-', "_"),
+        ),
+    })
+}
+
+/// Writes `files` into a new directory beside `dir`, then renames it to
+/// `dir` (which is absent or empty), so that nothing is left half written.
+fn write_all(dir: &Path, files: &[(&str, String)]) -> std::io::Result<()> {
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent)?;
+    let staged = parent.join(format!(".tiny-harness-new-{}", std::process::id()));
+    std::fs::create_dir(&staged)?;
+    let written = (|| {
+        for (path, contents) in files {
+            let path = staged.join(path);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(path, contents)?;
+        }
+        // An empty destination is replaced by the staged one (rename(2)
+        // does that for an empty directory).
+        std::fs::rename(&staged, dir)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_dir_all(&staged);
+    }
+    written
+}

@@ -1,0 +1,139 @@
+//! `plugin new`: a new plugin builds, registers and passes its own test at
+//! once, offline, as a newcomer runs it from the commands it prints; bad
+//! input is one line, exit 2, with nothing written.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::run_in;
+
+/// The checkout's root.
+fn checkout() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs cargo in `dir`, offline, with none of the outer cargo's settings
+/// that are meant for this workspace.
+fn cargo(dir: &Path, args: &[&str]) -> std::process::Output {
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    command.current_dir(dir).args(args).arg("--offline");
+    for name in [
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_TARGET_DIR",
+        "RUSTC_WRAPPER",
+    ] {
+        command.env_remove(name);
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn a_new_rust_plugin_builds_registers_and_passes_its_own_test() {
+    let home = tempfile::tempdir().unwrap();
+    let out = run_in(home.path(), &["plugin", "new", "word-count"], None);
+    let told = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = home.path().join("word-count");
+    assert!(
+        told.contains("cargo build --release --target wasm32-wasip2"),
+        "{told}"
+    );
+    assert!(told.contains("cargo test"), "{told}");
+    assert!(told.contains("call word-count/word-count.greet"), "{told}");
+    let checkout = std::fs::canonicalize(checkout()).unwrap();
+    assert!(told.contains(&checkout.display().to_string()), "{told}");
+
+    // Its own test, in its directory. The host's crates come from this
+    // checkout's target directory (built already) rather than being built
+    // again; the plugin itself is built by the test, through the harness.
+    let mut test = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    test.current_dir(&dir)
+        .args(["test", "--offline"])
+        .env("CARGO_TARGET_DIR", checkout.join("target"))
+        .env(
+            "TINY_HARNESS_PLUGIN_TARGET_DIR",
+            checkout.join("target/wasm-plugins"),
+        )
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS");
+    let tested = test.output().unwrap();
+    let log = String::from_utf8_lossy(&tested.stdout);
+    assert!(
+        tested.status.success(),
+        "{log}{}",
+        String::from_utf8_lossy(&tested.stderr)
+    );
+    assert!(log.contains("test result: ok. 2 passed"), "{log}");
+
+    // Then as the printed commands say: build, and try it with its config.
+    let built = cargo(&dir, &["build", "--release", "--target", "wasm32-wasip2"]);
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let out = run_in(
+        &dir,
+        &["call", "word-count/word-count.greet", r#"{"name":"Ada"}"#],
+        None,
+    );
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("Hello, Ada!"), "{shown}");
+    let out = run_in(
+        &dir,
+        &["call", "word-count/word-count.count", r#"{"text":"a b c"}"#],
+        None,
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(r#""words":3"#));
+}
+
+#[test]
+fn bad_input_is_one_line_and_writes_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let busy = home.path().join("busy");
+    std::fs::create_dir(&busy).unwrap();
+    std::fs::write(busy.join("notes.txt"), "mine").unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["plugin", "new", "x", "--dir", "busy"],
+            "busy exists and is not empty: give another --dir",
+        ),
+        (&["plugin", "new", "9lives"], "does not start with a letter"),
+        (&["plugin", "new", "Big"], "'B' is not allowed"),
+        (
+            &["plugin", "new", "x", "--lang", "cobol"],
+            "invalid value 'cobol' for '--lang",
+        ),
+        (
+            &["plugin", "new", "x", "--sdk", "busy"],
+            "holds no tiny-harness checkout with the guest SDK",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = run_in(home.path(), args, None);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        if !args.contains(&"--lang") {
+            assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        }
+    }
+    let mut left: Vec<String> = std::fs::read_dir(home.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["busy"]);
+    assert_eq!(
+        std::fs::read_to_string(busy.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    assert_eq!(std::fs::read_dir(&busy).unwrap().count(), 1);
+}

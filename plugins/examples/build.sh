@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Builds the interpreted textstats components into OUT_DIR:
+#   OUT_DIR/textstats-python.wasm  (componentize-py)
+#   OUT_DIR/textstats-js.wasm      (componentize-js)
+# Each toolchain is installed on first use, pinned: componentize-py with
+# the hashes of plugins/examples/textstats-python/requirements.txt into its
+# .venv, componentize-js from textstats-js/package-lock.json (npm ci).
+# A component newer than its sources and the WIT is left as it is.
+#
+# Usage: plugins/examples/build.sh OUT_DIR
+set -euo pipefail
+
+fail() {
+    echo "build.sh: $*" >&2
+    exit 1
+}
+
+[ $# -eq 1 ] || fail "usage: build.sh OUT_DIR"
+here=$(cd "$(dirname "$0")" && pwd)
+wit=$(cd "$here/../../wit" && pwd)
+mkdir -p "$1" || fail "cannot make $1"
+out=$(cd "$1" && pwd)
+
+# Whether $1 is missing or older than any of the files after it.
+stale() {
+    local target=$1
+    shift
+    [ -f "$target" ] || return 0
+    local source
+    for source in "$@"; do
+        [ "$source" -nt "$target" ] && return 0
+    done
+    return 1
+}
+
+python=$here/textstats-python
+if stale "$out/textstats-python.wasm" "$python/textstats.py" "$wit/plugin.wit"; then
+    if [ ! -x "$python/.venv/bin/componentize-py" ]; then
+        /usr/bin/python3 -m venv --clear "$python/.venv" \
+            || fail "cannot make a venv with /usr/bin/python3: install python3 with venv"
+        "$python/.venv/bin/pip" install --quiet --require-hashes -r "$python/requirements.txt" \
+            || fail "cannot install componentize-py (pinned in $python/requirements.txt): is PyPI reachable?"
+    fi
+    (cd "$python" && PYTHONDONTWRITEBYTECODE=1 .venv/bin/componentize-py -d "$wit" -w plugin \
+        componentize textstats -o "$out/textstats-python.wasm" > /dev/null) \
+        || fail "componentize-py could not build $python/textstats.py (its messages are above)"
+fi
+
+js=$here/textstats-js
+if stale "$out/textstats-js.wasm" "$js/textstats.js" "$wit/plugin.wit"; then
+    if [ ! -x "$js/node_modules/.bin/componentize-js" ]; then
+        command -v npm > /dev/null || fail "npm is not installed: install Node.js (20 or later)"
+        npm ci --prefix "$js" --no-audit --no-fund --loglevel=error \
+            || fail "cannot install componentize-js (pinned in $js/package-lock.json): is the npm registry reachable?"
+    fi
+    # Only the WASI features it uses: no fetch, HTTP, random or clocks.
+    (cd "$js" && ./node_modules/.bin/componentize-js --wit "$wit" --world-name plugin \
+        --disable http fetch-event random clocks -o "$out/textstats-js.wasm" textstats.js > /dev/null) \
+        || fail "componentize-js could not build $js/textstats.js (its messages are above)"
+fi

@@ -1,0 +1,161 @@
+//! `#[tool]`: turns a plain function into a tool of a tiny-harness plugin.
+//! Use it through `tiny-harness-plugin`, which re-exports it and documents
+//! it; this crate holds only the attribute.
+//!
+//! Invariants:
+//! - The function is left exactly as written (callable, testable); the
+//!   attribute only adds, beside it, a braced struct of the same name (a
+//!   type, so it never clashes with the function) implementing
+//!   `tiny_harness_plugin::ToolFn`, which `tools![...]` lists.
+//! - Everything the tool's definition holds comes from the source: the
+//!   name from the function (or `name = "..."`), the description from its
+//!   doc comment, the behaviour hints from the attribute's words; a word
+//!   the attribute does not know is a compile error naming those it does.
+
+use proc_macro::TokenStream;
+use proc_macro2::Span;
+use quote::quote;
+use syn::{Expr, FnArg, ItemFn, Lit, LitStr, Meta, ReturnType, parse_macro_input};
+
+/// The behaviour hints, as the attribute spells them.
+const HINTS: [&str; 4] = ["read_only", "idempotent", "destructive", "open_world"];
+
+/// Makes the function below a tool; see `tiny_harness_plugin::tool`.
+#[proc_macro_attribute]
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut hints = [false; 4];
+    let mut name: Option<LitStr> = None;
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("name") {
+            name = Some(meta.value()?.parse()?);
+            return Ok(());
+        }
+        for (i, hint) in HINTS.iter().enumerate() {
+            if meta.path.is_ident(hint) {
+                hints[i] = true;
+                return Ok(());
+            }
+        }
+        Err(meta.error(format!(
+            "#[tool] takes `name = \"...\"` and the hints {}",
+            HINTS.join(", ")
+        )))
+    });
+    parse_macro_input!(attr with parser);
+    let function = parse_macro_input!(item as ItemFn);
+    match expand(&function, hints, name) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => {
+            let err = err.to_compile_error();
+            quote!(#function #err).into()
+        }
+    }
+}
+
+/// The function, then its tool type.
+fn expand(
+    function: &ItemFn,
+    hints: [bool; 4],
+    name: Option<LitStr>,
+) -> syn::Result<proc_macro2::TokenStream> {
+    let ident = &function.sig.ident;
+    let vis = &function.vis;
+    let name = name.unwrap_or_else(|| LitStr::new(&ident.to_string(), ident.span()));
+    let description = LitStr::new(&doc_text(&function.attrs), Span::call_site());
+    let inputs: Vec<&FnArg> = function.sig.inputs.iter().collect();
+    let (args_ty, with_context) = match inputs.as_slice() {
+        [FnArg::Typed(args)] => (&args.ty, false),
+        [FnArg::Typed(_), FnArg::Typed(args)] => (&args.ty, true),
+        _ => {
+            return Err(syn::Error::new_spanned(
+                &function.sig,
+                "a tool takes its arguments, or `&Context` and its arguments: \
+                 `fn name(args: Args)` or `fn name(cx: &Context, args: Args)`",
+            ));
+        }
+    };
+    let ReturnType::Type(_, returns) = &function.sig.output else {
+        return Err(syn::Error::new_spanned(
+            &function.sig,
+            "a tool returns `Result<T, E>`, where T is a String, Json<_> or Output \
+             and E converts into ToolError",
+        ));
+    };
+    if function.sig.asyncness.is_some() || !function.sig.generics.params.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &function.sig,
+            "a tool is a plain function: not async and not generic",
+        ));
+    }
+    let call = if with_context {
+        quote!(#ident(cx, args))
+    } else {
+        quote!({
+            let _ = cx;
+            #ident(args)
+        })
+    };
+    let [read_only, idempotent, destructive, open_world] = hints;
+    Ok(quote! {
+        #function
+
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #vis struct #ident {}
+
+        impl ::tiny_harness_plugin::ToolFn for #ident {
+            fn tool() -> ::tiny_harness_plugin::Tool {
+                ::tiny_harness_plugin::Tool::__new(
+                    #name,
+                    #description,
+                    ::tiny_harness_plugin::Annotations {
+                        read_only: #read_only,
+                        idempotent: #idempotent,
+                        destructive: #destructive,
+                        open_world: #open_world,
+                    },
+                    ::tiny_harness_plugin::__private::input_schema::<#args_ty>,
+                    <#returns as ::tiny_harness_plugin::Returns>::output_schema,
+                    |cx, arguments| {
+                        ::tiny_harness_plugin::__private::run::<#args_ty, #returns>(
+                            arguments,
+                            |args| #call,
+                        )
+                    },
+                )
+            }
+        }
+    })
+}
+
+/// The doc comment's text: each line without the one space `///` leaves,
+/// lines of a paragraph joined by a space, paragraphs by a blank line.
+fn doc_text(attrs: &[syn::Attribute]) -> String {
+    let mut paragraphs: Vec<String> = vec![String::new()];
+    for attr in attrs {
+        let Meta::NameValue(nv) = &attr.meta else {
+            continue;
+        };
+        if !nv.path.is_ident("doc") {
+            continue;
+        }
+        let Expr::Lit(lit) = &nv.value else { continue };
+        let Lit::Str(text) = &lit.lit else { continue };
+        for line in text.value().lines() {
+            let line = line.trim();
+            let last = paragraphs.last_mut().expect("never empty");
+            if line.is_empty() {
+                if !last.is_empty() {
+                    paragraphs.push(String::new());
+                }
+            } else {
+                if !last.is_empty() {
+                    last.push(' ');
+                }
+                last.push_str(line);
+            }
+        }
+    }
+    paragraphs.retain(|p| !p.is_empty());
+    paragraphs.join("\n\n")
+}

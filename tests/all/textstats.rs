@@ -1,0 +1,114 @@
+//! One plugin in three languages: `textstats` written in Rust on the guest
+//! SDK, in Python (componentize-py) and in JavaScript (componentize-js)
+//! loads in the host unchanged, registers exactly the definitions of
+//! `plugins/examples/textstats.json`, and answers every case of
+//! `plugins/examples/textstats-cases.json` alike. The Python and JavaScript
+//! components are built by `plugins/examples/build.sh` (which `.ci/run`
+//! runs; run here when they are missing, with their toolchains installed
+//! pinned).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use tiny_harness_host::{PluginSpec, ToolDefinition};
+
+use crate::common::{call, host, plugin_wasm};
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/examples")
+}
+
+/// Where `build.sh` leaves the interpreted components.
+fn built() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/examples")
+}
+
+/// The three components, by language; the interpreted ones built (or
+/// rebuilt, when their sources are newer) by `build.sh`.
+fn components() -> Vec<(&'static str, PathBuf)> {
+    let out = built();
+    let status = Command::new("bash")
+        .arg(examples().join("build.sh"))
+        .arg(&out)
+        .status()
+        .expect("running plugins/examples/build.sh");
+    assert!(
+        status.success(),
+        "plugins/examples/build.sh failed: {status}"
+    );
+    vec![
+        ("rust", plugin_wasm("textstats_rust")),
+        ("python", out.join("textstats-python.wasm")),
+        ("js", out.join("textstats-js.wasm")),
+    ]
+}
+
+fn read_json(name: &str) -> Value {
+    let text = std::fs::read_to_string(examples().join(name)).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A definition as the table writes it.
+fn as_table(definition: &ToolDefinition) -> Value {
+    serde_json::json!({
+        "description": definition.description,
+        "input_schema": definition.input_schema,
+        "output_schema": definition.output_schema,
+        "annotations": {
+            "read_only": definition.annotations.read_only,
+            "idempotent": definition.annotations.idempotent,
+            "destructive": definition.annotations.destructive,
+            "open_world": definition.annotations.open_world,
+        },
+    })
+}
+
+#[tokio::test]
+async fn three_languages_register_the_same_tools_and_pass_one_table() {
+    let definitions = read_json("textstats.json");
+    let cases = read_json("textstats-cases.json");
+    let cases = cases["cases"].as_array().unwrap();
+    assert!(cases.len() >= 15);
+    for (language, wasm) in components() {
+        let host = host(vec![PluginSpec::new(language, &wasm)]).await;
+        let registry = host.registry();
+        for tool in definitions["servers"][0]["tools"].as_array().unwrap() {
+            let name = format!("{language}/textstats.{}", tool["name"].as_str().unwrap());
+            let registered = registry
+                .tools()
+                .find(|t| t.name.to_string() == name)
+                .unwrap_or_else(|| panic!("{language}: {name} is not registered"));
+            let mut want = tool.clone();
+            want.as_object_mut().unwrap().remove("name");
+            assert_eq!(as_table(&registered.definition), want, "{language}: {name}");
+        }
+        assert_eq!(registry.tools().count(), 2, "{language}");
+        for case in cases {
+            let what = format!("{language}: {}", case["name"]);
+            let name = format!("{language}/textstats.{}", case["tool"].as_str().unwrap());
+            let outcome = call(&host, &name, case["arguments"].clone()).await;
+            if let Some(code) = case.get("error") {
+                let err = outcome.result.as_ref().expect_err(&what);
+                assert_eq!(err.code(), code.as_str().unwrap(), "{what}");
+                if let Some(message) = case.get("message") {
+                    assert!(
+                        err.to_string().contains(message.as_str().unwrap()),
+                        "{what}: {err}"
+                    );
+                }
+            } else {
+                let result = outcome
+                    .result
+                    .as_ref()
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert!(!result.is_error, "{what}: {}", outcome.render());
+                let data = result.content.iter().find_map(|part| match part {
+                    tiny_harness_host::ContentPart::Json { data, .. } => Some(data),
+                    _ => None,
+                });
+                assert_eq!(data, Some(&case["json"]), "{what}");
+            }
+        }
+    }
+}
