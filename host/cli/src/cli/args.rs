@@ -167,11 +167,13 @@ pub(super) enum PluginAction {
         #[arg(long)]
         json: bool,
     },
-    /// Start a new plugin that builds, registers and passes its own test at once: a
-    /// Rust crate on the guest SDK (tools as functions, schemas from their types) with a
-    /// test that runs it in the real host (`cargo test`), and a config to try it with.
-    /// Until the SDK and the test harness are published, it uses them by the path of the
-    /// checkout this binary was built from (or --sdk). Prints how to build, test and try it.
+    /// Start a new plugin that builds, registers and passes its own test at once, with a
+    /// config to try it with. Rust: a crate on the guest SDK (tools as functions, schemas
+    /// from their types) with a test that runs it in the real host (`cargo test`); until the
+    /// SDK and the test harness are published, it uses them by the path of the checkout this
+    /// binary was built from (or --sdk). Python and JavaScript: the app, the world's WIT, a
+    /// build.sh that installs componentize-py or componentize-js pinned, and a test.sh that
+    /// calls it through tiny-harness. Prints how to build, test and try it.
     New {
         /// Its name: 1 to 64 characters of a-z, 0-9, '_' and '-', starting with a letter.
         /// It names the crate, the server and the plugin in the config.

@@ -19,6 +19,10 @@ use tiny_harness_core::display::one_line;
 pub(crate) enum Lang {
     /// Rust on the guest SDK, tested with `cargo test`.
     Rust,
+    /// Python, built with componentize-py.
+    Python,
+    /// JavaScript, built with componentize-js.
+    Js,
 }
 
 /// Why nothing was scaffolded. One line each, saying what to do.
@@ -92,37 +96,125 @@ fn check_name(name: &str) -> Result<(), ScaffoldError> {
 }
 
 /// The files of a `lang` plugin named `name`, depending on the checkout at
-/// `sdk`: (path in the plugin's directory, contents).
-fn files(lang: Lang, name: &str, sdk: &Path) -> Vec<(&'static str, String)> {
+/// `sdk` (Rust): (path in the plugin's directory, contents, executable).
+fn files(lang: Lang, name: &str, sdk: &Path) -> Vec<(&'static str, String, bool)> {
+    let this = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "tiny-harness".to_owned());
     let fill = |template: &str| {
         template
             .replace("{{name}}", name)
             .replace("{{server}}", name)
             .replace("{{crate}}", &name.replace('-', "_"))
             .replace("{{sdk}}", &sdk.display().to_string())
+            .replace("{{tiny_harness}}", &this)
+    };
+    // The world itself, for the toolchains that read WIT.
+    let wit = || {
+        (
+            "wit/plugin.wit",
+            include_str!("../../../../wit/plugin.wit").to_owned(),
+            false,
+        )
     };
     match lang {
         Lang::Rust => vec![
             (
                 "Cargo.toml",
                 fill(include_str!("../../templates/rust/Cargo.toml.in")),
+                false,
             ),
             (
                 "src/lib.rs",
                 fill(include_str!("../../templates/rust/src/lib.rs.in")),
+                false,
             ),
             (
                 "tests/plugin.rs",
                 fill(include_str!("../../templates/rust/tests/plugin.rs.in")),
+                false,
             ),
             (
                 "tiny-harness.toml",
                 fill(include_str!("../../templates/rust/tiny-harness.toml.in")),
+                false,
             ),
             (
                 ".gitignore",
                 fill(include_str!("../../templates/rust/gitignore.in")),
+                false,
             ),
+        ],
+        Lang::Python => vec![
+            (
+                "app.py",
+                fill(include_str!("../../templates/python/app.py.in")),
+                false,
+            ),
+            (
+                "requirements.txt",
+                fill(include_str!("../../templates/python/requirements.txt.in")),
+                false,
+            ),
+            (
+                "build.sh",
+                fill(include_str!("../../templates/python/build.sh.in")),
+                true,
+            ),
+            (
+                "test.sh",
+                fill(include_str!("../../templates/python/test.sh.in")),
+                true,
+            ),
+            (
+                "tiny-harness.toml",
+                fill(include_str!("../../templates/python/tiny-harness.toml.in")),
+                false,
+            ),
+            (
+                ".gitignore",
+                fill(include_str!("../../templates/python/gitignore.in")),
+                false,
+            ),
+            wit(),
+        ],
+        Lang::Js => vec![
+            (
+                "app.js",
+                fill(include_str!("../../templates/js/app.js.in")),
+                false,
+            ),
+            (
+                "package.json",
+                fill(include_str!("../../templates/js/package.json.in")),
+                false,
+            ),
+            (
+                "package-lock.json",
+                fill(include_str!("../../templates/js/package-lock.json.in")),
+                false,
+            ),
+            (
+                "build.sh",
+                fill(include_str!("../../templates/js/build.sh.in")),
+                true,
+            ),
+            (
+                "test.sh",
+                fill(include_str!("../../templates/js/test.sh.in")),
+                true,
+            ),
+            (
+                "tiny-harness.toml",
+                fill(include_str!("../../templates/js/tiny-harness.toml.in")),
+                false,
+            ),
+            (
+                ".gitignore",
+                fill(include_str!("../../templates/js/gitignore.in")),
+                false,
+            ),
+            wit(),
         ],
     }
 }
@@ -156,6 +248,7 @@ pub(crate) fn scaffold(
         reason: e.to_string(),
     })?;
     let shown = dir.display();
+    let crate_name = name.replace('-', "_");
     Ok(match lang {
         Lang::Rust => format!(
             "Created the Rust plugin {name} in {shown}.\n\
@@ -166,14 +259,28 @@ pub(crate) fn scaffold(
              Try it:    tiny-harness --config tiny-harness.toml call {name}/{name}.greet '{{\"name\":\"Ada\"}}'\n\
              Look:      tiny-harness plugin inspect target/wasm32-wasip2/release/{crate_name}.wasm",
             sdk = sdk.display(),
-            crate_name = name.replace('-', "_"),
         ),
+        Lang::Python | Lang::Js => {
+            let (language, toolchain) = match lang {
+                Lang::Python => ("Python", "componentize-py, from PyPI into .venv"),
+                _ => ("JavaScript", "componentize-js, from npm into node_modules"),
+            };
+            format!(
+                "Created the {language} plugin {name} in {shown}, with the world it targets in wit/.\n\
+                 The first build installs {toolchain}, pinned with hashes.\n\
+                 \n\
+                 Build it:  cd {shown} && ./build.sh\n\
+                 Test it:   ./test.sh   (builds it and calls it through tiny-harness)\n\
+                 Try it:    tiny-harness --config tiny-harness.toml call {name}/{name}.greet '{{\"name\":\"Ada\"}}'\n\
+                 Look:      tiny-harness plugin inspect {crate_name}.wasm"
+            )
+        }
     })
 }
 
 /// Writes `files` into a new directory beside `dir`, then renames it to
 /// `dir` (which is absent or empty), so that nothing is left half written.
-fn write_all(dir: &Path, files: &[(&str, String)]) -> std::io::Result<()> {
+fn write_all(dir: &Path, files: &[(&str, String, bool)]) -> std::io::Result<()> {
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
         _ => PathBuf::from("."),
@@ -182,12 +289,16 @@ fn write_all(dir: &Path, files: &[(&str, String)]) -> std::io::Result<()> {
     let staged = parent.join(format!(".tiny-harness-new-{}", std::process::id()));
     std::fs::create_dir(&staged)?;
     let written = (|| {
-        for (path, contents) in files {
+        for (path, contents, executable) in files {
             let path = staged.join(path);
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            std::fs::write(path, contents)?;
+            std::fs::write(&path, contents)?;
+            if *executable {
+                use std::os::unix::fs::PermissionsExt as _;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+            }
         }
         // An empty destination is replaced by the staged one (rename(2)
         // does that for an empty directory).

@@ -137,3 +137,51 @@ fn bad_input_is_one_line_and_writes_nothing() {
     );
     assert_eq!(std::fs::read_dir(&busy).unwrap().count(), 1);
 }
+
+#[test]
+fn new_python_and_javascript_plugins_build_and_pass_their_own_test() {
+    for (lang, app) in [("python", "app.py"), ("js", "app.js")] {
+        let home = tempfile::tempdir().unwrap();
+        let name = format!("hello-{lang}");
+        let out = run_in(home.path(), &["plugin", "new", &name, "--lang", lang], None);
+        let told = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            told.contains("./build.sh") && told.contains("./test.sh"),
+            "{told}"
+        );
+        let dir = home.path().join(&name);
+        assert!(dir.join(app).is_file());
+        // The world it targets travels with it.
+        let wit = std::fs::read_to_string(dir.join("wit/plugin.wit")).unwrap();
+        assert!(wit.contains("package tiny-harness:plugin@0.3.0;"));
+        let tested = Command::new(dir.join("test.sh"))
+            .current_dir(&dir)
+            .env("TINY_HARNESS", env!("CARGO_BIN_EXE_tiny-harness"))
+            .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
+            .output()
+            .unwrap();
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&tested.stdout),
+            String::from_utf8_lossy(&tested.stderr)
+        );
+        assert!(tested.status.success(), "{lang}: {log}");
+        assert!(log.contains("test.sh: ok"), "{lang}: {log}");
+        // What the model would see, through the config it came with.
+        let out = run_in(
+            &dir,
+            &["call", &format!("{name}/{name}.greet"), r#"{"name":"Bo"}"#],
+            None,
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("Hello, Bo!"),
+            "{lang}"
+        );
+    }
+}
