@@ -50,7 +50,7 @@ pub(crate) fn check_component_header(bytes: &[u8]) -> Result<(), String> {
 }
 
 /// The sha256 of a plugin component file, as 64 hex digits (for writing
-/// pins). Reads it as [`Plugin::load`] does: only a regular file of at most
+/// pins). Reads it as [`Plugin::load`](crate::Plugin::load) does: only a regular file of at most
 /// [`MAX_COMPONENT_BYTES`](tiny_harness_core::file::MAX_COMPONENT_BYTES).
 pub fn file_sha256(path: &Path) -> Result<String, tiny_harness_core::file::FileError> {
     let bytes = tiny_harness_core::file::read_regular(

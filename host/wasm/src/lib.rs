@@ -330,6 +330,15 @@ impl Plugin {
         lift::call_outcome(outcome, budget)
     }
 
+    /// A fresh sandbox and instance, and nothing called: what every call
+    /// pays before the plugin runs (for the benchmarks). Not part of the
+    /// API.
+    #[doc(hidden)]
+    pub async fn instantiate_only(&self) -> Result<(), CallError> {
+        let deadline = Instant::now() + self.limits.timeout;
+        self.run(deadline, false, async |_, _| Ok(())).await
+    }
+
     /// A turn to run: at most `concurrent_calls` calls run at once, and a
     /// call waits for a turn within its deadline; too many waiting, or no
     /// turn in time, is `unavailable`.

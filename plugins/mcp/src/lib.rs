@@ -42,17 +42,10 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-/// Bindings generated from `wit/plugin.wit`. Clippy is silenced here only:
-/// the generated export glue has a function with more arguments than it likes.
-#[allow(clippy::too_many_arguments)]
-mod bindings {
-    wit_bindgen::generate!({ world: "plugin", path: "../../wit" });
-}
-
-use bindings::tiny_harness::plugin::types::{
-    McpHttp, McpOauth, McpSource, McpStdio, McpTransport, OauthGrant, OauthIdentityProvider,
+use tiny_harness_plugin::{
+    Config as PluginConfig, McpHttp, McpOauth, McpSource, McpStdio, McpTransport, OauthGrant,
+    OauthIdentityProvider, Plugin, Server as ToolServer,
 };
-use bindings::{CallError, CallResult, Guest, Registration};
 
 /// The plugin's config.
 #[derive(Deserialize)]
@@ -230,14 +223,18 @@ fn source(key: &str, server: Server) -> Result<McpSource, String> {
     })
 }
 
-/// The component's implementation of the `plugin` world.
+/// The plugin: no tools of its own (the host calls its servers), and an
+/// MCP source for every server of the config that is not disabled.
 struct Mcp;
 
-impl Guest for Mcp {
-    /// Declares every server of the config that is not disabled.
-    fn register(config: String) -> Result<Registration, String> {
+impl Plugin for Mcp {
+    fn servers(_config: &PluginConfig) -> Result<Vec<ToolServer>, String> {
+        Ok(Vec::new())
+    }
+
+    fn mcp_sources(config: &PluginConfig) -> Result<Vec<McpSource>, String> {
         let config: Config =
-            serde_json::from_str(&config).map_err(|e| format!("the config: {e}"))?;
+            serde_json::from_str(config.json()).map_err(|e| format!("the config: {e}"))?;
         let mut sources: Vec<McpSource> = Vec::new();
         for (key, server) in config.mcp_servers {
             if server.disabled {
@@ -255,23 +252,8 @@ impl Guest for Mcp {
             }
             sources.push(source);
         }
-        Ok(Registration {
-            servers: Vec::new(),
-            mcp_sources: sources,
-        })
-    }
-
-    /// The plugin has no tools of its own; the host calls its servers.
-    fn call(
-        _config: String,
-        server: String,
-        tool: String,
-        _arguments: String,
-    ) -> Result<CallResult, CallError> {
-        Err(CallError::UnknownTool(format!(
-            "{server}.{tool}: this plugin runs no tools itself"
-        )))
+        Ok(sources)
     }
 }
 
-bindings::export!(Mcp with_types_in bindings);
+tiny_harness_plugin::export!(Mcp);

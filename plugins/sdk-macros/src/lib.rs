@@ -25,9 +25,18 @@ const HINTS: [&str; 4] = ["read_only", "idempotent", "destructive", "open_world"
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut hints = [false; 4];
     let mut name: Option<LitStr> = None;
+    let mut schemas = Schemas::default();
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("name") {
             name = Some(meta.value()?.parse()?);
+            return Ok(());
+        }
+        if meta.path.is_ident("input_schema") {
+            schemas.input = Some(meta.value()?.parse()?);
+            return Ok(());
+        }
+        if meta.path.is_ident("output_schema") {
+            schemas.output = Some(meta.value()?.parse()?);
             return Ok(());
         }
         for (i, hint) in HINTS.iter().enumerate() {
@@ -37,13 +46,14 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
             }
         }
         Err(meta.error(format!(
-            "#[tool] takes `name = \"...\"` and the hints {}",
+            "#[tool] takes `name = \"...\"`, `input_schema = path`, `output_schema = path` \
+             and the hints {}",
             HINTS.join(", ")
         )))
     });
     parse_macro_input!(attr with parser);
     let function = parse_macro_input!(item as ItemFn);
-    match expand(&function, hints, name) {
+    match expand(&function, hints, name, schemas) {
         Ok(tokens) => tokens.into(),
         Err(err) => {
             let err = err.to_compile_error();
@@ -52,11 +62,20 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
+/// Schemas written by hand: paths to functions returning the schema as a
+/// `serde_json::Value`, used as they are instead of derived ones.
+#[derive(Default)]
+struct Schemas {
+    input: Option<syn::Path>,
+    output: Option<syn::Path>,
+}
+
 /// The function, then its tool type.
 fn expand(
     function: &ItemFn,
     hints: [bool; 4],
     name: Option<LitStr>,
+    schemas: Schemas,
 ) -> syn::Result<proc_macro2::TokenStream> {
     let ident = &function.sig.ident;
     let vis = &function.vis;
@@ -96,6 +115,25 @@ fn expand(
         })
     };
     let [read_only, idempotent, destructive, open_world] = hints;
+    let derived = schemas.input.is_none();
+    let input_schema = match &schemas.input {
+        Some(path) => quote!({
+            fn written() -> ::std::result::Result<::tiny_harness_plugin::__private::Value, ::std::string::String> {
+                ::std::result::Result::Ok(#path())
+            }
+            written
+        }),
+        None => quote!(::tiny_harness_plugin::__private::input_schema::<#args_ty>),
+    };
+    let output_schema = match &schemas.output {
+        Some(path) => quote!({
+            fn written() -> ::std::option::Option<::tiny_harness_plugin::__private::Value> {
+                ::std::option::Option::Some(#path())
+            }
+            written
+        }),
+        None => quote!(<#returns as ::tiny_harness_plugin::Returns>::output_schema),
+    };
     Ok(quote! {
         #function
 
@@ -114,8 +152,9 @@ fn expand(
                         destructive: #destructive,
                         open_world: #open_world,
                     },
-                    ::tiny_harness_plugin::__private::input_schema::<#args_ty>,
-                    <#returns as ::tiny_harness_plugin::Returns>::output_schema,
+                    #derived,
+                    #input_schema,
+                    #output_schema,
                     |cx, arguments| {
                         ::tiny_harness_plugin::__private::run::<#args_ty, #returns>(
                             arguments,

@@ -46,6 +46,10 @@
 //!   says. Nothing panics on what the host sends.
 //! - `register` and `call` see the same list of tools: both come from
 //!   [`Plugin::servers`] with the same config.
+//! - A schema written by hand (`#[tool(input_schema = path)]`, and
+//!   `output_schema = path`: functions returning a `serde_json::Value`) is
+//!   sent exactly as written; the argument type then needs only
+//!   `Deserialize`.
 //!
 //! The host's `exec` import is wrapped in [`exec`]; outbound HTTP (feature
 //! `http`) in `http`. Test a plugin with the `tiny-harness-testing` crate,
@@ -125,4 +129,5 @@ pub mod __private {
     pub use crate::output::run;
     pub use crate::schema::input as input_schema;
     pub use crate::tool::{call, register};
+    pub use serde_json::Value;
 }

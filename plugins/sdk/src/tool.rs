@@ -54,6 +54,7 @@ pub struct Tool {
     name: &'static str,
     description: &'static str,
     annotations: Annotations,
+    derived: bool,
     input_schema: fn() -> Result<serde_json::Value, String>,
     output_schema: fn() -> Option<serde_json::Value>,
     run: fn(&Context<'_>, &str) -> Result<CallResult, CallError>,
@@ -66,6 +67,7 @@ impl Tool {
         name: &'static str,
         description: &'static str,
         annotations: Annotations,
+        derived: bool,
         input_schema: fn() -> Result<serde_json::Value, String>,
         output_schema: fn() -> Option<serde_json::Value>,
         run: fn(&Context<'_>, &str) -> Result<CallResult, CallError>,
@@ -74,6 +76,7 @@ impl Tool {
             name,
             description,
             annotations,
+            derived,
             input_schema,
             output_schema,
             run,
@@ -90,16 +93,20 @@ impl Tool {
         self.annotations
     }
 
-    /// Its definition as `register` returns it: the schemas derived now.
-    /// The description is the function's doc comment, or else the
-    /// argument type's.
+    /// Its definition as `register` returns it: the schemas derived now
+    /// (or as written, with `input_schema = ...`). The description is the
+    /// function's doc comment, or else the argument type's.
     pub fn definition(&self) -> Result<ToolDefinition, String> {
         let mut input =
             (self.input_schema)().map_err(|why| format!("tool {}: {why}", self.name))?;
-        let from_type = input
-            .as_object_mut()
-            .and_then(|object| object.remove("description"))
-            .and_then(|d| d.as_str().map(str::to_owned));
+        let from_type = if self.derived {
+            input
+                .as_object_mut()
+                .and_then(|object| object.remove("description"))
+                .and_then(|d| d.as_str().map(str::to_owned))
+        } else {
+            None
+        };
         let description = if self.description.is_empty() {
             from_type.unwrap_or_default()
         } else {

@@ -1,5 +1,5 @@
-//! The definition of the `exec` server's one tool, `run`: its description,
-//! input and output schemas and behaviour hints.
+//! The schemas of the `exec` server's one tool, `run` (its description and
+//! hints are on the function, in `lib.rs`).
 //!
 //! The output schema describes exactly the JSON part a successful result
 //! holds (closed: no other keys), so the host checks every such result
@@ -7,44 +7,18 @@
 
 use serde_json::{Value, json};
 
-use crate::bindings::tiny_harness::plugin::types::{Annotations, ToolDefinition};
-
 /// The longest `timeout_ms` a call may ask for: an hour, the host's own
 /// maximum for a call.
 pub const MAX_TIMEOUT_MS: u32 = 3_600_000;
 
-/// Hints for `run`: a program may change or delete anything its grants
-/// reach, running it twice may do so twice, and it is another process.
-const RUNS_PROGRAMS: Annotations = Annotations {
-    read_only: false,
-    idempotent: false,
-    destructive: true,
-    open_world: true,
-};
-
-/// The definitions of every `exec` tool.
-pub fn definitions() -> Vec<ToolDefinition> {
-    vec![run()]
+/// The input schema of `run`, as a document naming its draft.
+pub fn input_document() -> Value {
+    document(input())
 }
 
-/// `run`.
-fn run() -> ToolDefinition {
-    ToolDefinition {
-        name: "run".into(),
-        description: "Runs one program and waits for it to end. No shell is involved: \
-                      `args` reach the program exactly as given (no globbing, quoting, \
-                      pipes or variables; run `sh` with `-c` for those, if it is granted). \
-                      Only programs the host config grants may run, confined to the \
-                      plugin's granted directories. Returns a line of text, then JSON \
-                      {exit_code, signal, stdout, stderr, truncated, timed_out}: exit_code \
-                      is null when a signal ended it; stdout and stderr are UTF-8 (invalid \
-                      bytes replaced); truncated means some output was cut; timed_out means \
-                      it was killed at its timeout. A non-zero exit is an error result."
-            .into(),
-        input_schema: document(input()),
-        output_schema: Some(document(output())),
-        annotations: RUNS_PROGRAMS,
-    }
+/// The output schema of `run`: the JSON part of every successful result.
+pub fn output_document() -> Value {
+    document(output())
 }
 
 /// The input schema of `run`.
@@ -89,7 +63,7 @@ fn input() -> Value {
     })
 }
 
-/// The output schema of `run`: the JSON part of every successful result.
+/// The output schema of `run`.
 fn output() -> Value {
     json!({
         "type": "object",
@@ -107,7 +81,7 @@ fn output() -> Value {
 }
 
 /// A schema as a JSON document naming its draft.
-fn document(mut schema: Value) -> String {
+fn document(mut schema: Value) -> Value {
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema".into();
-    schema.to_string()
+    schema
 }

@@ -38,17 +38,9 @@ mod output;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-
-/// Bindings generated from `wit/plugin.wit`. Clippy is silenced here only:
-/// the generated export glue has a function with more arguments than it likes.
-#[allow(clippy::too_many_arguments)]
-mod bindings {
-    wit_bindgen::generate!({ world: "plugin", path: "../../wit" });
-}
-
-use bindings::tiny_harness::plugin::exec::{self, Command, ExecError};
-use bindings::tiny_harness::plugin::types::ServerDefinition;
-use bindings::{CallError, CallResult, Guest, Registration};
+use tiny_harness_plugin::exec::Command;
+use tiny_harness_plugin::{Config as PluginConfig, Context, Output, Plugin, Server, ToolError};
+use tiny_harness_plugin::{tool, tools};
 
 /// The server every tool of this plugin belongs to.
 const SERVER: &str = "exec";
@@ -123,75 +115,56 @@ struct Run {
     timeout_ms: Option<u32>,
 }
 
-/// The component's implementation of the `plugin` world.
-struct Shell;
-
-impl Guest for Shell {
-    /// Checks the config and returns the `exec` server.
-    fn register(config: String) -> Result<Registration, String> {
-        Config::parse(&config)?;
-        Ok(Registration {
-            servers: vec![ServerDefinition {
-                name: SERVER.into(),
-                tools: defs::definitions(),
-            }],
-            mcp_sources: Vec::new(),
-        })
-    }
-
-    /// Runs one `exec` tool.
-    fn call(
-        config: String,
-        server: String,
-        tool: String,
-        arguments: String,
-    ) -> Result<CallResult, CallError> {
-        let config = Config::parse(&config).map_err(CallError::Failed)?;
-        if server != SERVER {
-            return Err(CallError::UnknownTool(format!(
-                "the shell plugin has no server {server:?}; its only server is {SERVER:?}"
-            )));
-        }
-        match tool.as_str() {
-            "run" => run(&config, &arguments),
-            other => Err(CallError::UnknownTool(format!(
-                "the {SERVER} server has no tool {other:?}; its only tool is run"
-            ))),
-        }
-    }
-}
-
-bindings::export!(Shell with_types_in bindings);
-
-/// Runs `run`: hands the command to the host and shapes what comes back.
-fn run(config: &Config, arguments: &str) -> Result<CallResult, CallError> {
-    // The host has validated the arguments already; this only guards
-    // against a host that did not.
-    let args: Run = serde_json::from_str(arguments)
-        .map_err(|err| CallError::InvalidArguments(format!("bad arguments: {err}")))?;
+/// Runs one program and waits for it to end. No shell is involved:
+/// `args` reach the program exactly as given (no globbing, quoting,
+/// pipes or variables; run `sh` with `-c` for those, if it is granted).
+/// Only programs the host config grants may run, confined to the
+/// plugin's granted directories. Returns a line of text, then JSON
+/// {exit_code, signal, stdout, stderr, truncated, timed_out}: exit_code
+/// is null when a signal ended it; stdout and stderr are UTF-8 (invalid
+/// bytes replaced); truncated means some output was cut; timed_out means
+/// it was killed at its timeout. A non-zero exit is an error result.
+#[tool(
+    destructive,
+    open_world,
+    input_schema = defs::input_document,
+    output_schema = defs::output_document
+)]
+fn run(cx: &Context, args: Run) -> Result<Output, ToolError> {
+    let config = Config::parse(cx.config.json()).map_err(ToolError::Failed)?;
     if let Some(ms) = args.timeout_ms
         && !(1..=defs::MAX_TIMEOUT_MS).contains(&ms)
     {
-        return Err(CallError::InvalidArguments(format!(
+        return Err(ToolError::InvalidArguments(format!(
             "`timeout_ms` must be from 1 to {}, not {ms}",
             defs::MAX_TIMEOUT_MS
         )));
     }
-    let command = Command {
-        program: args.program,
-        args: args.args,
-        cwd: args.cwd,
-        env: config
-            .env
-            .iter()
-            .map(|(name, value)| (name.clone(), value.clone()))
-            .collect(),
-        stdin: args.stdin.into_bytes(),
-        timeout_ms: args.timeout_ms,
-    };
-    match exec::run(&command) {
-        Ok(out) => Ok(output::result(&out, config.output_kib as usize * 1024)),
-        Err(ExecError::Denied(message)) => Err(CallError::Denied(message)),
-        Err(ExecError::Failed(message)) => Err(CallError::Failed(message)),
+    let mut command = Command::new(args.program)
+        .args(args.args)
+        .stdin(args.stdin.into_bytes());
+    if let Some(cwd) = args.cwd {
+        command = command.cwd(cwd);
+    }
+    if let Some(ms) = args.timeout_ms {
+        command = command.timeout_ms(ms);
+    }
+    for (name, value) in &config.env {
+        command = command.env(name, value);
+    }
+    // A refusal is `denied` naming the grant, a failure to start `failed`.
+    let ran = command.run()?;
+    output::result(&ran, config.output_kib as usize * 1024)
+}
+
+/// The plugin: the `exec` server, once its config checks.
+struct Shell;
+
+impl Plugin for Shell {
+    fn servers(config: &PluginConfig) -> Result<Vec<Server>, String> {
+        Config::parse(config.json())?;
+        Ok(vec![Server::new(SERVER, tools![run])])
     }
 }
+
+tiny_harness_plugin::export!(Shell);

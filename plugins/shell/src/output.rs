@@ -8,45 +8,37 @@
 //! (cut by the host as it read the stream, or here).
 
 use serde_json::json;
-
-use crate::bindings::CallResult;
-use crate::bindings::tiny_harness::plugin::exec::Output;
-use crate::bindings::tiny_harness::plugin::types::{ContentPart, JsonData};
+use tiny_harness_plugin::exec::Output as Ran;
+use tiny_harness_plugin::{Output, ToolError};
 
 /// The result of a program that ran (to its end or its timeout): a line
 /// of text, then the JSON part. An error result unless it exited with 0.
-pub fn result(output: &Output, budget: usize) -> CallResult {
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
+pub fn result(ran: &Ran, budget: usize) -> Result<Output, ToolError> {
+    let stdout = String::from_utf8_lossy(ran.stdout());
+    let stderr = String::from_utf8_lossy(ran.stderr());
     let (stdout_kept, stderr_kept) = fit(&stdout, &stderr, budget);
-    let truncated = output.stdout_truncated
-        || output.stderr_truncated
-        || stdout_kept.len() < stdout.len()
-        || stderr_kept.len() < stderr.len();
+    let truncated =
+        ran.truncated() || stdout_kept.len() < stdout.len() || stderr_kept.len() < stderr.len();
     let data = json!({
-        "exit_code": output.exit_code,
-        "signal": output.signal,
+        "exit_code": ran.exit_code(),
+        "signal": ran.signal(),
         "stdout": stdout_kept,
         "stderr": stderr_kept,
         "truncated": truncated,
-        "timed_out": output.timed_out,
+        "timed_out": ran.timed_out(),
     });
-    CallResult {
-        content: vec![
-            ContentPart::Text(summary(output, truncated)),
-            ContentPart::Json(JsonData {
-                media_type: "application/json".into(),
-                data: data.to_string(),
-            }),
-        ],
-        is_error: output.exit_code != Some(0) || output.timed_out,
-    }
+    let result = Output::new().text(summary(ran, truncated)).json(&data)?;
+    Ok(if ran.success() && !ran.timed_out() {
+        result
+    } else {
+        result.error()
+    })
 }
 
 /// How the program ended, in a few words: `exit 0`, `killed by signal 9
 /// at the timeout`, with `; output truncated` when some was cut.
-pub fn summary(output: &Output, truncated: bool) -> String {
-    let mut text = match (output.exit_code, output.signal, output.timed_out) {
+pub fn summary(ran: &Ran, truncated: bool) -> String {
+    let mut text = match (ran.exit_code(), ran.signal(), ran.timed_out()) {
         (_, Some(signal), true) => format!("killed by signal {signal} at the timeout"),
         (_, Some(signal), false) => format!("killed by signal {signal}"),
         (Some(code), None, true) => format!("exit {code} at the timeout"),
