@@ -9,9 +9,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Mutex;
 
 use serde_json::Value;
-use tiny_harness_host::{PluginSpec, ToolDefinition};
+use tiny_harness_host::{HostBuilder, HostError, LoadError, PluginSpec, ToolDefinition};
 
 use crate::common::{call, host, plugin_wasm};
 
@@ -28,20 +29,25 @@ fn built() -> PathBuf {
 /// rebuilt, when their sources are newer) by `build.sh`.
 fn components() -> Vec<(&'static str, PathBuf)> {
     let out = built();
-    let status = Command::new("bash")
-        .arg(examples().join("build.sh"))
-        .arg(&out)
-        .status()
-        .expect("running plugins/examples/build.sh");
-    assert!(
-        status.success(),
-        "plugins/examples/build.sh failed: {status}"
-    );
+    run_build(&examples().join("build.sh"));
     vec![
         ("rust", plugin_wasm("textstats_rust")),
         ("python", out.join("textstats-python.wasm")),
         ("js", out.join("textstats-js.wasm")),
     ]
+}
+
+/// Runs a build script into [`built`], one at a time (both scripts write
+/// the textstats components when they are stale).
+fn run_build(script: &Path) {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let status = Command::new("bash")
+        .arg(script)
+        .arg(built())
+        .status()
+        .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
+    assert!(status.success(), "{} failed: {status}", script.display());
 }
 
 fn read_json(name: &str) -> Value {
@@ -110,5 +116,40 @@ async fn three_languages_register_the_same_tools_and_pass_one_table() {
                 assert_eq!(data, Some(&case["json"]), "{what}");
             }
         }
+    }
+}
+
+/// A Python or JavaScript component that traps in `register` (an uncaught
+/// exception; an `Error` thrown where the world wants a string) is refused
+/// like a Rust one: a register error on one line naming the plugin, which
+/// quotes the end of its stderr (where the traceback is) however much came
+/// before it, bounded, and nothing of it registered.
+#[tokio::test]
+async fn an_interpreted_plugin_that_traps_in_register_is_refused_on_one_bounded_line() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    run_build(&root.join("fixtures/faulty/build.sh"));
+    let cases = [
+        ("python", "RuntimeError: faulty: register failed on purpose"),
+        ("js", "expected a string, received [object]"),
+    ];
+    for (language, says) in cases {
+        let wasm = built().join(format!("faulty-{language}.wasm"));
+        let host = HostBuilder::new().build().await.unwrap();
+        let err = host
+            .load_plugin(PluginSpec::new("faulty", &wasm))
+            .await
+            .unwrap_err();
+        let message = err.to_string();
+        assert!(
+            matches!(err, HostError::Load(LoadError::Register { .. })),
+            "{language}: {err:?}"
+        );
+        assert!(!message.contains('\n'), "{language}: {message}");
+        assert!(message.contains("plugin faulty"), "{language}: {message}");
+        assert!(message.contains("trap"), "{language}: {message}");
+        assert!(message.contains(says), "{language}: {message}");
+        // 20 KiB of noise came first: only the end is quoted.
+        assert!(message.len() < 2600, "{language}: {} bytes", message.len());
+        assert_eq!(host.registry().len(), 0, "{language}");
     }
 }

@@ -74,7 +74,10 @@ pub async fn inspect(engine: &PluginEngine, wasm: &Path) -> Result<Inspection, L
         reason,
     })?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
-    let (imports, exports) = match engine.compile(&bytes, &sha256) {
+    let size = bytes.len();
+    let compiled = engine.compile(&bytes, &sha256);
+    drop(bytes);
+    let (imports, exports) = match &compiled {
         Ok((component, _)) => {
             let kind = component.component_type();
             let imports = kind
@@ -98,17 +101,22 @@ pub async fn inspect(engine: &PluginEngine, wasm: &Path) -> Result<Inspection, L
             .map(|i: &Import| i.name.as_str())
             .chain(exports.iter().map(String::as_str)),
     );
-    // Loading it is what a host does: the same checks, the same sandbox.
-    let registration =
-        Plugin::load(engine, PluginSpec::new(name, wasm))
-            .await
-            .map(|(plugin, tools)| Registration {
-                tools,
-                mcp_servers: plugin.mcp_sources().to_vec(),
-            });
+    // Loading it is what a host does: the same checks, the same sandbox,
+    // from the component compiled above (compiling is most of the cost).
+    let registration = Plugin::load_compiled(
+        engine,
+        PluginSpec::new(name, wasm),
+        compiled,
+        sha256.clone(),
+    )
+    .await
+    .map(|(plugin, tools)| Registration {
+        tools,
+        mcp_servers: plugin.mcp_sources().to_vec(),
+    });
     Ok(Inspection {
         path: wasm.to_owned(),
-        bytes: bytes.len(),
+        bytes: size,
         sha256,
         package_version,
         imports,
@@ -129,7 +137,7 @@ fn needs(import: &str) -> Option<&'static str> {
     } else if interface == "wasi:cli/environment" {
         Some("env grants (grants.env: the variables it may read)")
     } else if interface.starts_with("wasi:sockets/") {
-        Some("nothing can grant it: no grant opens a socket, so its calls fail")
+        Some("a socket, which no grant opens: its calls fail")
     } else {
         None
     }

@@ -60,7 +60,7 @@ pub use error::LoadError;
 pub use exec::{ExecAccess, ExecContext};
 pub use inspect::{Import, Inspection, Registration, inspect};
 pub use limits::Limits;
-pub use log::{LOG_CAPTURE_BYTES, LOG_LINES};
+pub use log::{LOG_CAPTURE_BYTES, LOG_LINES, LOG_TAIL_BYTES, LOG_TAIL_LINES};
 pub use sandbox::{CallState, DirGrant, DirMode, Grants};
 pub use spec::PluginSpec;
 pub use stand_in::{HttpRequest, HttpResponse, StandIn};
@@ -140,13 +140,26 @@ impl Plugin {
             path: spec.wasm.clone(),
             reason,
         })?;
+        let compiled = engine.compile(&bytes, &actual);
+        drop(bytes);
+        Self::load_compiled(engine, spec, compiled, actual).await
+    }
+
+    /// The rest of [`Plugin::load`], from the compiled component (or why it
+    /// did not compile) of a file with this sha256, read and checked.
+    pub(crate) async fn load_compiled(
+        engine: &PluginEngine,
+        spec: PluginSpec,
+        compiled: wasmtime::Result<(wasmtime::component::Component, CompileOrigin)>,
+        actual: String,
+    ) -> Result<(Plugin, Vec<PendingTool>), LoadError> {
+        let name = spec.name.clone();
         let wrong_world = |reason: String| LoadError::WrongWorld {
             plugin: name.clone(),
             path: spec.wasm.clone(),
             reason,
         };
-        let (component, origin) = engine
-            .compile(&bytes, &actual)
+        let (component, origin) = compiled
             .map_err(|e| wrong_world(format!("it does not compile: {}", error_chain(&e))))?;
         let version = worlds::version_of(&component, engine.engine());
         if let Some(unknown) = version.as_deref().and_then(worlds::unreleased) {
@@ -471,7 +484,7 @@ impl Plugin {
                     limit: self.limits.timeout,
                 };
             }
-            let stderr = stderr_line(&store.data().stderr_tail(2048));
+            let stderr = stderr_line(&store.data().stderr_tail(log::LOG_TAIL_BYTES));
             let mut message = trap.to_string();
             if !stderr.is_empty() {
                 message.push_str(": ");

@@ -28,13 +28,46 @@ pub const LOG_CAPTURE_BYTES: usize = 16 * 1024;
 /// The most lines of each stream one call logs.
 pub const LOG_LINES: usize = 200;
 
+/// How much of the end of each stream is kept besides its start: what a
+/// trap quotes, and what the log shows after a cut (a traceback comes
+/// last, after whatever filled the start).
+pub const LOG_TAIL_BYTES: usize = 2 * 1024;
+
+/// The most lines of that end logged after a cut.
+pub const LOG_TAIL_LINES: usize = 20;
+
 /// How much a plugin may write at once (what `check-write` grants).
 const WRITE_BUDGET: usize = 64 * 1024;
 
 #[derive(Debug, Default)]
 struct Kept {
+    /// The first [`LOG_CAPTURE_BYTES`].
     bytes: Vec<u8>,
     dropped: usize,
+    /// The last bytes written, at most twice [`LOG_TAIL_BYTES`] (cut back
+    /// to [`LOG_TAIL_BYTES`] when it grows past that).
+    tail: Vec<u8>,
+}
+
+impl Kept {
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = LOG_CAPTURE_BYTES.saturating_sub(self.bytes.len());
+        let taken = bytes.len().min(room);
+        self.bytes.extend_from_slice(&bytes[..taken]);
+        self.dropped = self.dropped.saturating_add(bytes.len() - taken);
+        let last = &bytes[bytes.len().saturating_sub(LOG_TAIL_BYTES)..];
+        self.tail.extend_from_slice(last);
+        if self.tail.len() > 2 * LOG_TAIL_BYTES {
+            let cut = self.tail.len() - LOG_TAIL_BYTES;
+            self.tail.drain(..cut);
+        }
+    }
+
+    /// The last `max` bytes written (at most [`LOG_TAIL_BYTES`]).
+    fn last(&self, max: usize) -> &[u8] {
+        let max = max.min(LOG_TAIL_BYTES);
+        &self.tail[self.tail.len().saturating_sub(max)..]
+    }
 }
 
 /// One stream of one call: what it wrote, up to the cap.
@@ -44,18 +77,24 @@ pub(crate) struct LogPipe(Arc<Mutex<Kept>>);
 impl LogPipe {
     fn keep(&self, bytes: &[u8]) {
         if let Ok(mut kept) = self.0.lock() {
-            let room = LOG_CAPTURE_BYTES.saturating_sub(kept.bytes.len());
-            let taken = bytes.len().min(room);
-            kept.bytes.extend_from_slice(&bytes[..taken]);
-            kept.dropped = kept.dropped.saturating_add(bytes.len() - taken);
+            kept.keep(bytes);
         }
     }
 
-    /// What it kept, and how many bytes it dropped.
+    /// What it kept from the start, and how many bytes it dropped after.
     pub(crate) fn contents(&self) -> (Vec<u8>, usize) {
         self.0
             .lock()
             .map(|kept| (kept.bytes.clone(), kept.dropped))
+            .unwrap_or_default()
+    }
+
+    /// The last `max` bytes written (at most [`LOG_TAIL_BYTES`]), however
+    /// much came before.
+    pub(crate) fn last(&self, max: usize) -> Vec<u8> {
+        self.0
+            .lock()
+            .map(|kept| kept.last(max).to_vec())
             .unwrap_or_default()
     }
 
@@ -92,8 +131,21 @@ impl LogPipe {
                 plugin,
                 stream,
                 during,
-                "({more} more lines and {dropped} more bytes not logged: at most {LOG_LINES} lines and {LOG_CAPTURE_BYTES} bytes per call)"
+                "({more} more lines and {dropped} more bytes not logged: at most {LOG_LINES} lines and {LOG_CAPTURE_BYTES} bytes per call; the last lines follow)"
             );
+            let last = self.last(LOG_TAIL_BYTES);
+            let last = String::from_utf8_lossy(&last);
+            let lines: Vec<&str> = last.lines().collect();
+            for line in &lines[lines.len().saturating_sub(LOG_TAIL_LINES)..] {
+                tracing::info!(
+                    target: "tiny_harness::plugin",
+                    plugin,
+                    stream,
+                    during,
+                    "{}",
+                    tiny_harness_core::display::one_line(line)
+                );
+            }
         }
     }
 }
@@ -150,5 +202,33 @@ impl StdoutStream for LogPipe {
 
     fn async_stream(&self) -> Box<dyn AsyncWrite + Send + Sync> {
         Box::new(self.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_end_of_a_long_stream_is_kept_beside_its_start() {
+        let pipe = LogPipe::default();
+        pipe.keep(b"first line\n");
+        for _ in 0..1000 {
+            pipe.keep(&[b'x'; 333]);
+            assert!(pipe.0.lock().unwrap().tail.len() <= 2 * LOG_TAIL_BYTES);
+        }
+        pipe.keep(&vec![b'y'; 3 * WRITE_BUDGET]);
+        pipe.keep(b"\nTraceback: the error comes last\n");
+        let (start, dropped) = pipe.contents();
+        assert_eq!(start.len(), LOG_CAPTURE_BYTES);
+        assert!(start.starts_with(b"first line\n"));
+        assert_eq!(
+            dropped,
+            11 + 333_000 + 3 * WRITE_BUDGET + 33 - LOG_CAPTURE_BYTES
+        );
+        let last = pipe.last(usize::MAX);
+        assert_eq!(last.len(), LOG_TAIL_BYTES);
+        assert!(last.ends_with(b"y\nTraceback: the error comes last\n"));
+        assert_eq!(pipe.last(10), b"omes last\n".to_vec());
     }
 }

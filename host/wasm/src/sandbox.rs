@@ -172,9 +172,9 @@ impl CallState {
 
     /// The tail of what the guest wrote to standard error (lossy UTF-8).
     pub(crate) fn stderr_tail(&self, max: usize) -> String {
-        let (bytes, _) = self.stderr.contents();
-        let start = bytes.len().saturating_sub(max);
-        String::from_utf8_lossy(&bytes[start..]).trim().to_owned()
+        String::from_utf8_lossy(&self.stderr.last(max))
+            .trim()
+            .to_owned()
     }
 }
 

@@ -1,29 +1,12 @@
-//! The definitions (names, descriptions, input and output schemas and
-//! behaviour hints) of the `workspace` server's tools.
+//! The input and output schemas of the `workspace` server's tools, written
+//! by hand and sent exactly as written (each tool's name, description and
+//! hints are on its function, in `files.rs` and `tree.rs`).
 //!
 //! Every tool returns its structured data as its first JSON part, and the
 //! output schema here describes exactly that object (closed: no other keys),
 //! so the host checks each successful result against it.
 
 use serde_json::{Map, Value, json};
-
-use crate::bindings::tiny_harness::plugin::types::{Annotations, ToolDefinition};
-
-/// Hints for a tool that only reads the granted directories.
-const READ_ONLY: Annotations = Annotations {
-    read_only: true,
-    idempotent: true,
-    destructive: false,
-    open_world: false,
-};
-
-/// Hints for `write_file`, which overwrites files.
-const OVERWRITES: Annotations = Annotations {
-    read_only: false,
-    idempotent: true,
-    destructive: true,
-    open_world: false,
-};
 
 /// The schema of a `path` property.
 fn path_property(what: &str) -> Value {
@@ -66,30 +49,16 @@ fn object(properties: Map<String, Value>, required: &[&str]) -> Value {
     })
 }
 
-/// A tool definition whose input schema is a closed object with these
-/// properties, of which `required` must be present, and whose structured
-/// result matches `output`.
-fn tool(
-    name: &str,
-    description: &str,
-    properties: Map<String, Value>,
-    required: &[&str],
-    output: Value,
-    annotations: Annotations,
-) -> ToolDefinition {
-    ToolDefinition {
-        name: name.into(),
-        description: description.into(),
-        input_schema: document(object(properties, required)),
-        output_schema: Some(document(output)),
-        annotations,
-    }
+/// A schema as a JSON document naming its draft.
+fn document(mut schema: Value) -> Value {
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema".into();
+    schema
 }
 
-/// A schema as a JSON document naming its draft.
-fn document(mut schema: Value) -> String {
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema".into();
-    schema.to_string()
+/// A closed object schema, as a document, with these properties, of which
+/// `required` must be present.
+fn closed(properties: Map<String, Value>, required: &[&str]) -> Value {
+    document(object(properties, required))
 }
 
 /// The output schema of a non-negative integer.
@@ -115,19 +84,9 @@ fn properties<const N: usize>(pairs: [(&str, Value); N]) -> Map<String, Value> {
         .collect()
 }
 
-/// The definitions of every `workspace` tool.
-pub fn definitions() -> Vec<ToolDefinition> {
-    vec![read_file(), write_file(), list_dir(), stat(), search()]
-}
-
-/// `read_file`.
-fn read_file() -> ToolDefinition {
-    tool(
-        "read_file",
-        "Reads lines of a text file. Returns the selected lines exactly as in the file, \
-         then JSON {path, first_line, last_line, total_lines, truncated}; truncated means \
-         more lines follow (read them with a larger offset). At most 256 KiB of text is \
-         returned per call. Binary files are refused.",
+/// The input schema of `read_file`.
+pub fn read_file_input() -> Value {
+    closed(
         properties([
             ("path", path_property("The file to read")),
             (
@@ -140,33 +99,33 @@ fn read_file() -> ToolDefinition {
             ),
         ]),
         &["path"],
-        object(
-            properties([
-                ("path", path_string()),
-                ("first_line", json!({"type": "integer", "minimum": 1})),
-                ("last_line", count()),
-                ("total_lines", count()),
-                ("truncated", json!({"type": "boolean"})),
-                ("last_line_cut", json!({"const": true})),
-            ]),
-            &[
-                "path",
-                "first_line",
-                "last_line",
-                "total_lines",
-                "truncated",
-            ],
-        ),
-        READ_ONLY,
     )
 }
 
-/// `write_file`.
-fn write_file() -> ToolDefinition {
-    tool(
-        "write_file",
-        "Writes a text file, creating it or replacing all of its content. Returns a \
-         line of text, then JSON {path, bytes_written}.",
+/// The output schema of `read_file`.
+pub fn read_file_output() -> Value {
+    closed(
+        properties([
+            ("path", path_string()),
+            ("first_line", json!({"type": "integer", "minimum": 1})),
+            ("last_line", count()),
+            ("total_lines", count()),
+            ("truncated", json!({"type": "boolean"})),
+            ("last_line_cut", json!({"const": true})),
+        ]),
+        &[
+            "path",
+            "first_line",
+            "last_line",
+            "total_lines",
+            "truncated",
+        ],
+    )
+}
+
+/// The input schema of `write_file`.
+pub fn write_file_input() -> Value {
+    closed(
         properties([
             ("path", path_property("The file to write")),
             (
@@ -179,22 +138,20 @@ fn write_file() -> ToolDefinition {
             ),
         ]),
         &["path", "content"],
-        object(
-            properties([("path", path_string()), ("bytes_written", count())]),
-            &["path", "bytes_written"],
-        ),
-        OVERWRITES,
     )
 }
 
-/// `list_dir`.
-fn list_dir() -> ToolDefinition {
-    tool(
-        "list_dir",
-        "Lists a directory. Returns JSON {path, entries: [{path, type, size}], truncated}: \
-         entry paths are relative to the listed directory and sorted; type is file, dir, \
-         symlink or other. Recursive listing does not follow symlinks. truncated means \
-         more entries follow: the listing stops at max_entries or at about 256 KiB.",
+/// The output schema of `write_file`.
+pub fn write_file_output() -> Value {
+    closed(
+        properties([("path", path_string()), ("bytes_written", count())]),
+        &["path", "bytes_written"],
+    )
+}
+
+/// The input schema of `list_dir`.
+pub fn list_dir_input() -> Value {
+    closed(
         properties([
             (
                 "path",
@@ -216,64 +173,59 @@ fn list_dir() -> ToolDefinition {
             ),
         ]),
         &[],
-        object(
-            properties([
-                ("path", path_string()),
-                (
-                    "entries",
-                    json!({
-                        "type": "array",
-                        "items": object(
-                            properties([
-                                ("path", path_string()),
-                                ("type", entry_type()),
-                                ("size", json!({"type": ["integer", "null"], "minimum": 0})),
-                            ]),
-                            &["path", "type", "size"],
-                        ),
-                    }),
-                ),
-                ("truncated", json!({"type": "boolean"})),
-            ]),
-            &["path", "entries", "truncated"],
-        ),
-        READ_ONLY,
     )
 }
 
-/// `stat`.
-fn stat() -> ToolDefinition {
-    tool(
-        "stat",
-        "Describes a file, directory or symlink (a symlink itself, not its target). \
-         Returns JSON {path, type, size, modified, readonly}; modified is in seconds \
-         since the Unix epoch, or null when unknown; readonly says whether this tool \
-         set may not write the file (null for anything but a regular file).",
+/// The output schema of `list_dir`.
+pub fn list_dir_output() -> Value {
+    closed(
+        properties([
+            ("path", path_string()),
+            (
+                "entries",
+                json!({
+                    "type": "array",
+                    "items": object(
+                        properties([
+                            ("path", path_string()),
+                            ("type", entry_type()),
+                            ("size", json!({"type": ["integer", "null"], "minimum": 0})),
+                        ]),
+                        &["path", "type", "size"],
+                    ),
+                }),
+            ),
+            ("truncated", json!({"type": "boolean"})),
+        ]),
+        &["path", "entries", "truncated"],
+    )
+}
+
+/// The input schema of `stat`.
+pub fn stat_input() -> Value {
+    closed(
         properties([("path", path_property("The path to describe"))]),
         &["path"],
-        object(
-            properties([
-                ("path", path_string()),
-                ("type", entry_type()),
-                ("size", count()),
-                ("modified", json!({"type": ["number", "null"]})),
-                ("readonly", json!({"type": ["boolean", "null"]})),
-            ]),
-            &["path", "type", "size", "modified", "readonly"],
-        ),
-        READ_ONLY,
     )
 }
 
-/// `search`.
-fn search() -> ToolDefinition {
-    tool(
-        "search",
-        "Searches text files for lines matching a regular expression. Returns JSON \
-         {matches: [{path, line, text}], files_searched, truncated}; paths are relative to \
-         the searched directory; text is cut to 500 characters. Symlinks are not followed; \
-         binary files and files over 4 MiB are skipped. truncated means more matches \
-         follow: the search stops at max_results or at about 256 KiB of matches.",
+/// The output schema of `stat`.
+pub fn stat_output() -> Value {
+    closed(
+        properties([
+            ("path", path_string()),
+            ("type", entry_type()),
+            ("size", count()),
+            ("modified", json!({"type": ["number", "null"]})),
+            ("readonly", json!({"type": ["boolean", "null"]})),
+        ]),
+        &["path", "type", "size", "modified", "readonly"],
+    )
+}
+
+/// The input schema of `search`.
+pub fn search_input() -> Value {
+    closed(
         properties([
             (
                 "pattern",
@@ -312,27 +264,30 @@ fn search() -> ToolDefinition {
             ),
         ]),
         &["pattern"],
-        object(
-            properties([
-                (
-                    "matches",
-                    json!({
-                        "type": "array",
-                        "items": object(
-                            properties([
-                                ("path", path_string()),
-                                ("line", json!({"type": "integer", "minimum": 1})),
-                                ("text", json!({"type": "string"})),
-                            ]),
-                            &["path", "line", "text"],
-                        ),
-                    }),
-                ),
-                ("files_searched", count()),
-                ("truncated", json!({"type": "boolean"})),
-            ]),
-            &["matches", "files_searched", "truncated"],
-        ),
-        READ_ONLY,
+    )
+}
+
+/// The output schema of `search`.
+pub fn search_output() -> Value {
+    closed(
+        properties([
+            (
+                "matches",
+                json!({
+                    "type": "array",
+                    "items": object(
+                        properties([
+                            ("path", path_string()),
+                            ("line", json!({"type": "integer", "minimum": 1})),
+                            ("text", json!({"type": "string"})),
+                        ]),
+                        &["path", "line", "text"],
+                    ),
+                }),
+            ),
+            ("files_searched", count()),
+            ("truncated", json!({"type": "boolean"})),
+        ]),
+        &["matches", "files_searched", "truncated"],
     )
 }

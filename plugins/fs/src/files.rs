@@ -6,12 +6,10 @@ use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
+use tiny_harness_plugin::{Context, Json, Output, ToolError, tool};
 
-use crate::bindings::tiny_harness::plugin::types::ContentPart;
-use crate::{
-    CallError, CallResult, check_range, error_result, io_failure, is_denial, json_part, ok, resolve,
-};
+use crate::{check_range, defs, io_failure, is_denial, resolve};
 
 /// How many leading bytes are checked for a NUL to decide a file is binary.
 pub const BINARY_PROBE: usize = 8 * 1024;
@@ -148,39 +146,41 @@ fn select_lines(reader: &mut impl BufRead, offset: u64, limit: u64) -> io::Resul
     Ok(selection)
 }
 
-/// `read_file`: returns lines `offset..offset+limit` of a text file.
-pub fn read_file(root: &Path, args: ReadFile) -> Result<CallResult, CallError> {
+/// Reads lines of a text file. Returns the selected lines exactly as in
+/// the file, then JSON {path, first_line, last_line, total_lines,
+/// truncated}; truncated means more lines follow (read them with a larger
+/// offset). At most 256 KiB of text is returned per call. Binary files are
+/// refused.
+#[tool(
+    read_only,
+    idempotent,
+    input_schema = defs::read_file_input,
+    output_schema = defs::read_file_output
+)]
+pub fn read_file(cx: &Context, args: ReadFile) -> Result<Output, ToolError> {
     check_range("offset", args.offset, 1, u64::MAX)?;
     check_range("limit", args.limit, 1, 10_000)?;
-    let path = resolve(root, &args.path);
-    let mut file = match File::open(&path) {
-        Ok(file) => file,
-        Err(err) => return io_failure("read", &path, err),
-    };
-    let prefix = match read_prefix(&mut file) {
-        Ok(prefix) => prefix,
-        Err(err) => return io_failure("read", &path, err),
-    };
+    let path = resolve(cx, &args.path)?;
+    let failed = |err: io::Error| io_failure("read", &path, err);
+    let mut file = File::open(&path).map_err(failed)?;
+    let prefix = read_prefix(&mut file).map_err(failed)?;
     if looks_binary(&prefix) {
-        return error_result(format!(
+        return Err(ToolError::Reported(format!(
             "{} looks binary; read_file returns text only",
             path.display()
-        ));
+        )));
     }
     let mut reader = BufReader::with_capacity(64 * 1024, Cursor::new(prefix).chain(file));
-    let selection = match select_lines(&mut reader, args.offset, args.limit) {
-        Ok(selection) => selection,
-        Err(err) => return io_failure("read", &path, err),
-    };
+    let selection = select_lines(&mut reader, args.offset, args.limit).map_err(failed)?;
     let total = selection.total;
     // An empty file has no lines, but reading it from the start is fine.
     if args.offset > total && !(args.offset == 1 && total == 0) {
-        return error_result(format!(
+        return Err(ToolError::Reported(format!(
             "cannot read {} from line {}: the file has {total} line{}",
             path.display(),
             args.offset,
             if total == 1 { "" } else { "s" },
-        ));
+        )));
     }
     let last_line = args.offset + selection.lines - 1;
     let mut info = json!({
@@ -194,32 +194,35 @@ pub fn read_file(root: &Path, args: ReadFile) -> Result<CallResult, CallError> {
         info["last_line_cut"] = true.into();
     }
     let text = String::from_utf8_lossy(&selection.text).into_owned();
-    ok(vec![ContentPart::Text(text), json_part(&info)])
+    Output::new().text(text).json(&info)
 }
 
-/// `write_file`: creates or truncates a file and writes `content` to it.
-pub fn write_file(root: &Path, args: WriteFile) -> Result<CallResult, CallError> {
-    let path = resolve(root, &args.path);
+/// Writes a text file, creating it or replacing all of its content.
+/// Returns a line of text, then JSON {path, bytes_written}.
+#[tool(
+    idempotent,
+    destructive,
+    input_schema = defs::write_file_input,
+    output_schema = defs::write_file_output
+)]
+pub fn write_file(cx: &Context, args: WriteFile) -> Result<Output, ToolError> {
+    let path = resolve(cx, &args.path)?;
     if args.create_dirs
         && let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
-        && let Err(err) = fs::create_dir_all(parent)
     {
-        return io_failure("create directory", parent, err);
+        fs::create_dir_all(parent).map_err(|err| io_failure("create directory", parent, err))?;
     }
-    match fs::write(&path, args.content.as_bytes()) {
-        Ok(()) => ok(vec![
-            ContentPart::Text(format!(
-                "wrote {} bytes to {}",
-                args.content.len(),
-                path.display()
-            )),
-            json_part(&json!({
-                "path": path.display().to_string(),
-                "bytes_written": args.content.len(),
-            })),
-        ]),
-        Err(err) => io_failure("write", &path, err),
-    }
+    fs::write(&path, args.content.as_bytes()).map_err(|err| io_failure("write", &path, err))?;
+    Output::new()
+        .text(format!(
+            "wrote {} bytes to {}",
+            args.content.len(),
+            path.display()
+        ))
+        .json(&json!({
+            "path": path.display().to_string(),
+            "bytes_written": args.content.len(),
+        }))
 }
 
 /// The `type` the tools report for an entry.
@@ -235,25 +238,34 @@ pub fn kind(file_type: fs::FileType) -> &'static str {
     }
 }
 
-/// `stat`: describes a path without following a final symlink.
-pub fn stat(root: &Path, args: Stat) -> Result<CallResult, CallError> {
-    let path = resolve(root, &args.path);
-    let metadata: Metadata = match fs::symlink_metadata(&path) {
-        Ok(metadata) => metadata,
-        Err(err) => return io_failure("stat", &path, err),
-    };
+/// Describes a file, directory or symlink (a symlink itself, not its
+/// target). Returns JSON {path, type, size, modified, readonly}; modified
+/// is in seconds since the Unix epoch, or null when unknown; readonly says
+/// whether this tool set may not write the file (null for anything but a
+/// regular file).
+#[tool(
+    read_only,
+    idempotent,
+    input_schema = defs::stat_input,
+    output_schema = defs::stat_output
+)]
+pub fn stat(cx: &Context, args: Stat) -> Result<Json<Value>, ToolError> {
+    let path = resolve(cx, &args.path)?;
+    // A final symlink is described, not followed.
+    let metadata: Metadata =
+        fs::symlink_metadata(&path).map_err(|err| io_failure("stat", &path, err))?;
     let modified = metadata
         .modified()
         .ok()
         .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
         .map(|since| since.as_secs_f64());
-    ok(vec![json_part(&json!({
+    Ok(Json(json!({
         "path": path.display().to_string(),
         "type": kind(metadata.file_type()),
         "size": metadata.len(),
         "modified": modified,
         "readonly": readonly(&path, &metadata),
-    }))])
+    })))
 }
 
 /// Whether this plugin cannot write the file at `path`, or `None` for

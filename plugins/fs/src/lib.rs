@@ -2,7 +2,10 @@
 //!
 //! Tools: `read_file`, `write_file`, `list_dir`, `stat` and `search`. A
 //! relative `path` argument is joined onto the configured `root` (default
-//! `/workspace`); an absolute path is used as given.
+//! `/workspace`); an absolute path is used as given. Each tool is a
+//! `#[tool]` function on the guest SDK (in `files.rs` and `tree.rs`), its
+//! description its doc comment and its schemas the hand-written ones in
+//! `defs.rs`, so that its registration stays what it was before the SDK.
 //!
 //! Guarantees:
 //! - The plugin never decides which paths are allowed: it neither normalises
@@ -29,17 +32,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
-
-/// Bindings generated from `wit/plugin.wit`. Clippy is silenced here only:
-/// the generated export glue has a function with more arguments than it likes.
-#[allow(clippy::too_many_arguments)]
-mod bindings {
-    wit_bindgen::generate!({ world: "plugin", path: "../../wit" });
-}
-
-use bindings::tiny_harness::plugin::types::{ContentPart, JsonData, ServerDefinition};
-use bindings::{CallError, CallResult, Guest, Registration};
+use tiny_harness_plugin::{Config as PluginConfig, Context, Plugin, Server, ToolError, tools};
 
 /// The server every tool of this plugin belongs to.
 const SERVER: &str = "workspace";
@@ -73,82 +66,55 @@ impl Config {
     }
 }
 
-/// The component's implementation of the `plugin` world.
+/// The plugin: the `workspace` server, once its config checks.
 struct Fs;
 
-impl Guest for Fs {
-    /// Checks the config and returns the `workspace` server.
-    fn register(config: String) -> Result<Registration, String> {
-        Config::parse(&config)?;
-        Ok(Registration {
-            servers: vec![ServerDefinition {
-                name: SERVER.into(),
-                tools: defs::definitions(),
-            }],
-            mcp_sources: Vec::new(),
-        })
-    }
-
-    /// Runs one `workspace` tool.
-    fn call(
-        config: String,
-        server: String,
-        tool: String,
-        arguments: String,
-    ) -> Result<CallResult, CallError> {
-        let config = Config::parse(&config).map_err(CallError::Failed)?;
-        if server != SERVER {
-            return Err(CallError::UnknownTool(format!(
-                "the fs plugin has no server {server:?}; its only server is {SERVER:?}"
-            )));
-        }
-        let root = Path::new(&config.root);
-        match tool.as_str() {
-            "read_file" => files::read_file(root, args(&arguments)?),
-            "write_file" => files::write_file(root, args(&arguments)?),
-            "stat" => files::stat(root, args(&arguments)?),
-            "list_dir" => tree::list_dir(root, args(&arguments)?),
-            "search" => tree::search(root, args(&arguments)?),
-            other => Err(CallError::UnknownTool(format!(
-                "the {SERVER} server has no tool {other:?}; its tools are read_file, \
-                 write_file, list_dir, stat and search"
-            ))),
-        }
+impl Plugin for Fs {
+    fn servers(config: &PluginConfig) -> Result<Vec<Server>, String> {
+        Config::parse(config.json())?;
+        Ok(vec![Server::new(
+            SERVER,
+            tools![
+                files::read_file,
+                files::write_file,
+                tree::list_dir,
+                files::stat,
+                tree::search,
+            ],
+        )])
     }
 }
 
-bindings::export!(Fs with_types_in bindings);
-
-/// Parses a call's arguments (the host has validated them already; this
-/// only guards against a host that did not).
-fn args<T: DeserializeOwned>(arguments: &str) -> Result<T, CallError> {
-    serde_json::from_str(arguments)
-        .map_err(|err| CallError::InvalidArguments(format!("bad arguments: {err}")))
-}
+tiny_harness_plugin::export!(Fs);
 
 /// Checks that an integer argument lies in `min..=max`.
-fn check_range(name: &str, value: u64, min: u64, max: u64) -> Result<(), CallError> {
+fn check_range(name: &str, value: u64, min: u64, max: u64) -> Result<(), ToolError> {
     if (min..=max).contains(&value) {
         Ok(())
     } else if max == u64::MAX {
-        Err(CallError::InvalidArguments(format!(
+        Err(ToolError::InvalidArguments(format!(
             "`{name}` must be at least {min}, not {value}"
         )))
     } else {
-        Err(CallError::InvalidArguments(format!(
+        Err(ToolError::InvalidArguments(format!(
             "`{name}` must be from {min} to {max}, not {value}"
         )))
     }
 }
 
-/// The path a tool argument names: joined onto `root` when relative, as
-/// given when absolute. `.` and the empty path name `root` itself. Nothing
-/// is normalised: the sandbox decides what may be reached.
-fn resolve(root: &Path, path: &str) -> PathBuf {
-    match path {
-        "" | "." => root.to_path_buf(),
+/// The path a tool argument names: joined onto the config's `root` when
+/// relative, as given when absolute. `.` and the empty path name `root`
+/// itself. Nothing is normalised: the sandbox decides what may be reached.
+fn resolve(cx: &Context, path: &str) -> Result<PathBuf, ToolError> {
+    let root = PathBuf::from(
+        Config::parse(cx.config.json())
+            .map_err(ToolError::Failed)?
+            .root,
+    );
+    Ok(match path {
+        "" | "." => root,
         _ => root.join(path),
-    }
+    })
 }
 
 /// Whether an io error is the sandbox (or the host's permissions) refusing
@@ -167,31 +133,31 @@ fn is_denial(err: &io::Error) -> bool {
     .any(|needle| message.contains(needle))
 }
 
-/// Turns an io error on `path` into the tool's outcome: a `denied` call
-/// error when the sandbox refused, else an error result for the model.
-/// `action` is the verb for the message ("read", "write", ...).
-fn io_failure(action: &str, path: &Path, err: io::Error) -> Result<CallResult, CallError> {
+/// Turns an io error on `path` into the tool's error: `denied` when the
+/// sandbox refused, else an error result for the model. `action` is the
+/// verb for the message ("read", "write", ...).
+fn io_failure(action: &str, path: &Path, err: io::Error) -> ToolError {
     let message = format!("cannot {action} {}: {err}", path.display());
     let denied = is_denial(&err);
     if !denied && err.kind() != io::ErrorKind::NotFound {
-        return error_result(message);
+        return ToolError::Reported(message);
     }
     // Only a refusal or a missing path needs the grants to explain it.
     let granted = granted_dirs();
     if denied {
-        Err(CallError::Denied(format!(
+        ToolError::Denied(format!(
             "{message}; the sandbox refused it: {}",
             describe_grants(&granted)
-        )))
+        ))
     } else if is_outside(path, &granted) {
-        Err(CallError::Denied(format!(
+        ToolError::Denied(format!(
             "cannot {action} {}: the path lies outside every directory granted to this \
              plugin; {}",
             path.display(),
             describe_grants(&granted)
-        )))
+        ))
     } else {
-        error_result(message)
+        ToolError::Reported(message)
     }
 }
 
@@ -220,28 +186,4 @@ fn describe_grants(granted: &[String]) -> String {
             granted.join(", ")
         )
     }
-}
-
-/// An error result (shown to the model) with one text part.
-fn error_result(text: String) -> Result<CallResult, CallError> {
-    Ok(CallResult {
-        content: vec![ContentPart::Text(text)],
-        is_error: true,
-    })
-}
-
-/// A JSON content part holding `value`.
-fn json_part(value: &serde_json::Value) -> ContentPart {
-    ContentPart::Json(JsonData {
-        media_type: "application/json".into(),
-        data: value.to_string(),
-    })
-}
-
-/// A successful result with these parts.
-fn ok(content: Vec<ContentPart>) -> Result<CallResult, CallError> {
-    Ok(CallResult {
-        content,
-        is_error: false,
-    })
 }

@@ -14,9 +14,10 @@ use std::path::Path;
 use regex_lite::{Regex, RegexBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tiny_harness_plugin::{Context, Json, ToolError, tool};
 
 use crate::files::{kind, looks_binary, read_prefix};
-use crate::{CallError, CallResult, check_range, io_failure, json_part, ok, resolve};
+use crate::{check_range, defs, io_failure, resolve};
 
 /// Files larger than this are not searched.
 const MAX_SEARCH_FILE: u64 = 4 * 1024 * 1024;
@@ -141,10 +142,20 @@ fn walk(
     Ok(())
 }
 
-/// `list_dir`: lists a directory, optionally recursively.
-pub fn list_dir(root: &Path, args: ListDir) -> Result<CallResult, CallError> {
+/// Lists a directory. Returns JSON {path, entries: [{path, type, size}],
+/// truncated}: entry paths are relative to the listed directory and
+/// sorted; type is file, dir, symlink or other. Recursive listing does not
+/// follow symlinks. truncated means more entries follow: the listing stops
+/// at max_entries or at about 256 KiB.
+#[tool(
+    read_only,
+    idempotent,
+    input_schema = defs::list_dir_input,
+    output_schema = defs::list_dir_output
+)]
+pub fn list_dir(cx: &Context, args: ListDir) -> Result<Json<Value>, ToolError> {
     check_range("max_entries", args.max_entries, 1, 10_000)?;
-    let path = resolve(root, &args.path);
+    let path = resolve(cx, &args.path)?;
     let max = args.max_entries as usize;
     let mut entries = Vec::new();
     let mut truncated = false;
@@ -163,14 +174,12 @@ pub fn list_dir(root: &Path, args: ListDir) -> Result<CallResult, CallError> {
         }));
         ControlFlow::Continue(())
     });
-    if let Err(err) = walked {
-        return io_failure("list", &path, err);
-    }
-    ok(vec![json_part(&json!({
+    walked.map_err(|err| io_failure("list", &path, err))?;
+    Ok(Json(json!({
         "path": path.display().to_string(),
         "entries": entries,
         "truncated": truncated,
-    }))])
+    })))
 }
 
 /// Whether `text` matches `pattern`, in which `*` matches any run of
@@ -266,17 +275,27 @@ impl Searcher {
     }
 }
 
-/// `search`: finds lines matching a regular expression in the files under
-/// a directory (or in one file).
-pub fn search(root: &Path, args: Search) -> Result<CallResult, CallError> {
+/// Searches text files for lines matching a regular expression. Returns
+/// JSON {matches: [{path, line, text}], files_searched, truncated}; paths
+/// are relative to the searched directory; text is cut to 500 characters.
+/// Symlinks are not followed; binary files and files over 4 MiB are
+/// skipped. truncated means more matches follow: the search stops at
+/// max_results or at about 256 KiB of matches.
+#[tool(
+    read_only,
+    idempotent,
+    input_schema = defs::search_input,
+    output_schema = defs::search_output
+)]
+pub fn search(cx: &Context, args: Search) -> Result<Json<Value>, ToolError> {
     check_range("max_results", args.max_results, 1, 10_000)?;
     let regex = RegexBuilder::new(&args.pattern)
         .case_insensitive(args.case_insensitive)
         .build()
         .map_err(|err| {
-            CallError::InvalidArguments(format!("invalid regex {:?}: {err}", args.pattern))
+            ToolError::InvalidArguments(format!("invalid regex {:?}: {err}", args.pattern))
         })?;
-    let path = resolve(root, &args.path);
+    let path = resolve(cx, &args.path)?;
     let include = args.include.as_deref();
     let mut searcher = Searcher {
         regex,
@@ -288,10 +307,7 @@ pub fn search(root: &Path, args: Search) -> Result<CallResult, CallError> {
     };
     // The path the caller named is followed even if it is a symlink;
     // symlinks found by the walk are not.
-    let metadata = match fs::metadata(&path) {
-        Ok(metadata) => metadata,
-        Err(err) => return io_failure("search", &path, err),
-    };
+    let metadata = fs::metadata(&path).map_err(|err| io_failure("search", &path, err))?;
     if metadata.is_dir() {
         let walked = walk(&path, true, |entry| {
             if !entry.file_type.is_file() || !included(include, &entry.rel) {
@@ -300,9 +316,7 @@ pub fn search(root: &Path, args: Search) -> Result<CallResult, CallError> {
             let size = entry.entry.metadata().map_or(0, |m| m.len());
             searcher.search_file(&entry.entry.path(), &entry.rel, size)
         });
-        if let Err(err) = walked {
-            return io_failure("search", &path, err);
-        }
+        walked.map_err(|err| io_failure("search", &path, err))?;
     } else {
         let name = path.file_name().map_or_else(
             || path.display().to_string(),
@@ -312,11 +326,11 @@ pub fn search(root: &Path, args: Search) -> Result<CallResult, CallError> {
             let _ = searcher.search_file(&path, &name, metadata.len());
         }
     }
-    ok(vec![json_part(&json!({
+    Ok(Json(json!({
         "matches": searcher.matches,
         "files_searched": searcher.files_searched,
         "truncated": searcher.truncated,
-    }))])
+    })))
 }
 
 #[cfg(test)]
