@@ -3,8 +3,12 @@
 //!
 //! ```toml
 //! [plugins.fs]                       # the name is the first part of every tool name
-//! path = "builtin:fs"               # a bundled plugin (fs, shell, net, mcp), or a .wasm file
-//! sha256 = "…"                       # optional pin: a different component is refused
+//! path = "builtin:fs"               # a bundled plugin (fs, shell, net, mcp), a .wasm
+//!                                    #   file, or oci://HOST/REPO:TAG@sha256:… (a
+//!                                    #   registry's, run from the store beside the
+//!                                    #   config; `plugin add` writes it)
+//! sha256 = "…"                       # pin: a different component is refused
+//!                                    #   (optional for a file, required for oci://)
 //! confinement = "landlock"           # programs it starts: "landlock" (default) or "none"
 //!
 //! [plugins.fs.limits]                # every key optional; see docs/security.md
@@ -82,6 +86,10 @@ pub struct Config {
     pub path: PathBuf,
     /// The plugins, ordered by name.
     pub plugins: Vec<PluginSpec>,
+    /// The plugins whose component comes from an OCI registry, by name:
+    /// their spec's `wasm` is the component's place in the store beside
+    /// the config ([`oci_store`]).
+    pub oci: BTreeMap<String, OciOrigin>,
     /// The skills root (`[skills] root`), resolved against the config's
     /// directory, if set.
     pub skills_root: Option<PathBuf>,
@@ -89,6 +97,27 @@ pub struct Config {
     /// `resources`), the defaults where unset.
     #[cfg(feature = "intrinsics")]
     pub skill_limits: crate::intrinsic::SkillLimits,
+}
+
+/// Where a plugin's component came from when its `path` is an `oci://`
+/// reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OciOrigin {
+    /// The reference as written: `oci://HOST[:PORT]/REPO[:TAG][@sha256:…]`.
+    pub reference: tiny_harness_oci::Reference,
+    /// The component's sha256 (the config's `sha256`, 64 lowercase hex
+    /// digits): the blob fetched, and its name in the store.
+    pub sha256: String,
+}
+
+/// The store of the components of a config's `oci://` plugins:
+/// `NAME.store/oci.components` beside `NAME.toml` (in the store `mcp
+/// install` uses; no plugin is named with a dot, so no server's install
+/// can take this place), holding `sha256/HEX.wasm`.
+pub fn oci_store(config_path: &Path) -> PathBuf {
+    crate::pin::lock_path(config_path)
+        .with_extension("store")
+        .join("oci.components")
 }
 
 /// A config that cannot be used, with where and why.
@@ -174,8 +203,13 @@ impl Config {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         let mut plugins = Vec::new();
+        let mut oci = BTreeMap::new();
         for (name, raw) in raw.plugins {
-            plugins.push(checker.plugin(base, name, raw)?);
+            let (spec, origin) = checker.plugin(path, base, name, raw)?;
+            if let Some(origin) = origin {
+                oci.insert(spec.name.clone(), origin);
+            }
+            plugins.push(spec);
         }
         #[cfg(feature = "intrinsics")]
         let mut skill_limits = crate::intrinsic::SkillLimits::default();
@@ -220,6 +254,7 @@ impl Config {
         Ok(Config {
             path: path.to_owned(),
             plugins,
+            oci,
             skills_root,
             #[cfg(feature = "intrinsics")]
             skill_limits,
@@ -257,10 +292,11 @@ impl Checker<'_> {
 
     fn plugin(
         &self,
+        config_path: &Path,
         base: &Path,
         name: Spanned<String>,
         raw: RawPlugin,
-    ) -> Result<PluginSpec, ConfigError> {
+    ) -> Result<(PluginSpec, Option<OciOrigin>), ConfigError> {
         let plugin = name.get_ref().clone();
         check_segment("plugin", &plugin)
             .map_err(|e| self.at(&name, format!("plugins.{plugin}: {e}")))?;
@@ -274,7 +310,7 @@ impl Checker<'_> {
         }
         // `builtin:NAME` is a bundled plugin, not a path under the config.
         let written = Path::new(raw.path.get_ref());
-        let wasm = match crate::plugin::builtin::named(written) {
+        let mut wasm = match crate::plugin::builtin::named(written) {
             Some(_) => written.to_owned(),
             None => base.join(written),
         };
@@ -293,6 +329,42 @@ impl Checker<'_> {
                     ));
                 }
                 Some(hex.to_ascii_lowercase())
+            }
+        };
+
+        // An `oci://` reference runs from the store, by its sha256 only.
+        let oci = match raw.path.get_ref().strip_prefix("oci:") {
+            None if raw.path.get_ref().contains("://") => {
+                return Err(self.at(
+                    &raw.path,
+                    format!(
+                        "{}: a component is a .wasm file, builtin:NAME or an oci:// reference; \
+                         download it, or publish it to a registry and write oci://HOST/REPO:TAG",
+                        key("path")
+                    ),
+                ));
+            }
+            None => None,
+            Some(_) => {
+                let reference = raw
+                    .path
+                    .get_ref()
+                    .parse::<tiny_harness_oci::Reference>()
+                    .map_err(|e| self.at(&raw.path, format!("{}: {e}", key("path"))))?;
+                let Some(sha256) = sha256.clone() else {
+                    return Err(self.at(
+                        &raw.path,
+                        format!(
+                            "{}: an oci:// plugin needs `sha256`, the digest of its component: \
+                             `tiny-harness plugin add {plugin} {reference}` writes both",
+                            key("path")
+                        ),
+                    ));
+                };
+                wasm = oci_store(config_path)
+                    .join("sha256")
+                    .join(format!("{sha256}.wasm"));
+                Some(OciOrigin { reference, sha256 })
             }
         };
 
@@ -321,10 +393,11 @@ impl Checker<'_> {
         };
         let mut spec = PluginSpec::new(plugin, wasm);
         spec.sha256 = sha256;
+        spec.source = oci.as_ref().map(|o| o.reference.to_string());
         spec.grants = grants;
         spec.limits = limits;
         spec.config = config;
-        Ok(spec)
+        Ok((spec, oci))
     }
 }
 

@@ -20,6 +20,7 @@
 //!   server registered again), atomically, and never under `--locked`.
 
 mod builder;
+mod fetch;
 mod guard;
 #[cfg(feature = "mcp")]
 mod installed;
@@ -98,6 +99,37 @@ pub enum HostError {
         needs: String,
         /// The feature that provides it.
         feature: &'static str,
+    },
+    /// The component of an `oci://` plugin is not in the store beside the
+    /// config, and fetching it by its digest failed.
+    #[cfg(feature = "oci")]
+    #[error(
+        "plugin {plugin}: its component is not in {}, and fetching it by its digest failed: {source}",
+        .store.display()
+    )]
+    Fetch {
+        /// The plugin.
+        plugin: String,
+        /// The store it was looked for in.
+        store: std::path::PathBuf,
+        /// Why the fetch failed.
+        source: Box<tiny_harness_oci::OciError>,
+    },
+    /// The store's copy of an `oci://` plugin's component is not the one
+    /// the config pins: it is never run.
+    #[error(
+        "plugin {plugin}: the store's copy of its component, {}, is not the one pinned (its sha256 is {actual}, the config pins {expected}): delete that file, and the next start fetches the pinned one by its digest",
+        .path.display()
+    )]
+    StoreMismatch {
+        /// The plugin.
+        plugin: String,
+        /// The file in the store.
+        path: std::path::PathBuf,
+        /// The sha256 the config pins.
+        expected: String,
+        /// The file's sha256.
+        actual: String,
     },
     /// No server of that name is registered.
     #[error("no server {0:?} is registered (name it as <plugin>/<server>)")]

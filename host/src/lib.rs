@@ -201,7 +201,7 @@ use tiny_harness_sandbox::{confine, grant};
 use tiny_harness_wasm as plugin;
 
 // Building a host.
-pub use config::{Config, ConfigError};
+pub use config::{Config, ConfigError, OciOrigin, oci_store};
 pub use host::{Host, HostBuilder, HostError};
 pub use tiny_harness_sandbox::confine::{Mode as Confinement, Rlimits as ProgramLimits};
 pub use tiny_harness_sandbox::grant::{ExecGrant, GrantError, NetGrant};

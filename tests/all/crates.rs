@@ -31,6 +31,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "tiny-harness-mcp",
         &["tiny-harness-core", "tiny-harness-sandbox"],
     ),
+    // Components in OCI registries (its own tests use its test registry).
+    (
+        "tiny-harness-oci",
+        &["tiny-harness-core", "tiny-harness-oci"],
+    ),
     (
         "tiny-harness-host",
         &[
@@ -40,6 +45,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "tiny-harness-provider",
             "tiny-harness-wasm",
             "tiny-harness-mcp",
+            "tiny-harness-oci",
         ],
     ),
     // The test harness for plugins: the facade, and the plugin host for
@@ -59,6 +65,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "tiny-harness-provider",
             "tiny-harness-wasm",
             "tiny-harness-mcp",
+            "tiny-harness-oci",
         ],
     ),
 ];

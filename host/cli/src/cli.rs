@@ -17,6 +17,7 @@ mod args;
 mod inspect;
 mod install;
 mod mcp;
+mod oci;
 mod pins;
 mod plugins;
 mod replay;
@@ -192,6 +193,38 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => return inspect::inspect(file, *json, cli.no_cache).await,
         Command::Plugin {
             action:
+                PluginAction::Publish {
+                    file,
+                    reference,
+                    user,
+                    password_stdin,
+                },
+        } => {
+            let login = oci::Login {
+                user: user.as_deref(),
+                password_stdin: *password_stdin,
+            };
+            return oci::publish(file, reference, &login, cli.no_cache).await;
+        }
+        Command::Plugin {
+            action:
+                PluginAction::Add {
+                    name,
+                    reference,
+                    upgrade,
+                    user,
+                    password_stdin,
+                },
+        } => {
+            let login = oci::Login {
+                user: user.as_deref(),
+                password_stdin: *password_stdin,
+            };
+            let reference = reference.as_deref();
+            return oci::add(&cli.config, name, reference, *upgrade, &login, cli.no_cache).await;
+        }
+        Command::Plugin {
+            action:
                 PluginAction::New {
                     name,
                     lang,
@@ -268,7 +301,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             eprintln!("tiny-harness: warning: {line}");
         }
     }
-    let code = command(cli, &host, arguments, journal.as_deref()).await;
+    let code = command(cli, &host, &config, arguments, journal.as_deref()).await;
     // Close every MCP session cleanly: stdin closed, a grace period, then
     // the process group killed.
     host.shutdown().await;
@@ -298,6 +331,7 @@ fn warn_failed_sources(host: &Host, only: Option<Option<&(String, String)>>) {
 async fn command(
     cli: Cli,
     host: &Host,
+    config: &Config,
     arguments: Option<serde_json::Value>,
     journal: Option<&Journal>,
 ) -> anyhow::Result<ExitCode> {
@@ -339,7 +373,7 @@ async fn command(
         }
         Command::Pins {
             action: PinsAction::Diff { server },
-        } => pins::diff(&host, server.as_deref()).await,
+        } => pins::diff(&host, config, server.as_deref()).await,
         Command::Pins {
             action: PinsAction::Update { server },
         } => pins::update(&host, server.as_deref()).await,

@@ -81,6 +81,7 @@ mod code;
 mod diff;
 mod format;
 mod lock;
+mod problem;
 
 pub use code::{Code, MAX_DEPENDENCIES};
 pub use diff::{MAX_DIFF_LINES, MAX_VALUE_CHARS, diff_lines};
@@ -89,6 +90,7 @@ pub use lock::{
     LOCK_FILE, Lock, LockError, MAX_LOCK_BYTES, PluginPins, Problem, ServerPins, ToolPin,
     legacy_lock_path, load_own_or_shared, lock_path,
 };
+pub use problem::MAX_SOURCE;
 
 /// sha256 (64 lowercase hex) over the RFC 8785 canonical JSON of the
 /// definition's input schema, output schema, title, description and

@@ -382,3 +382,59 @@ fn the_config_sets_the_skill_caps_within_their_ceilings() {
         assert_eq!(refused.location.map(|l| l.0), Some(3), "{refused}");
     }
 }
+
+#[test]
+fn an_oci_plugin_runs_from_the_store_by_its_sha256() {
+    let hex = "ab".repeat(32);
+    let reference = format!(
+        "oci://127.0.0.1:5000/plugins/fs:1.0@sha256:{}",
+        "cd".repeat(32)
+    );
+    let config = parse(&format!(
+        "[plugins.fs]\npath = \"{reference}\"\nsha256 = \"{hex}\"\n"
+    ))
+    .unwrap();
+    let fs = &config.plugins[0];
+    assert_eq!(
+        fs.wasm,
+        Path::new(&format!(
+            "/tmp/tiny-harness.store/oci.components/sha256/{hex}.wasm"
+        ))
+    );
+    assert_eq!(fs.sha256.as_deref(), Some(hex.as_str()));
+    assert_eq!(fs.source.as_deref(), Some(reference.as_str()));
+    let origin = &config.oci["fs"];
+    assert_eq!(origin.reference.to_string(), reference);
+    assert_eq!(origin.sha256, hex);
+    // A file's plugin has no source.
+    let file = parse("[plugins.fs]\npath = \"fs.wasm\"\n").unwrap();
+    assert!(file.oci.is_empty() && file.plugins[0].source.is_none());
+}
+
+#[test]
+fn an_oci_plugin_without_its_digest_or_with_another_scheme_is_refused() {
+    let err = parse("[plugins.fs]\npath = \"oci://127.0.0.1:5000/plugins/fs:1.0\"\n").unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains(":2:") && message.contains("plugins.fs.path"),
+        "{message}"
+    );
+    assert!(
+        message.contains("needs `sha256`")
+            && message.contains("tiny-harness plugin add fs oci://127.0.0.1:5000/plugins/fs:1.0"),
+        "{message}"
+    );
+    for path in [
+        "https://ghcr.io/org/fs:1",
+        "oci://127.0.0.1:5000/Fs:1",
+        "oci:fs",
+    ] {
+        let err = parse(&format!(
+            "[plugins.fs]\npath = \"{path}\"\nsha256 = \"{}\"\n",
+            "ab".repeat(32)
+        ))
+        .unwrap_err();
+        assert!(err.to_string().contains("plugins.fs.path"), "{path}: {err}");
+        assert!(!err.to_string().contains('\n'), "{err}");
+    }
+}

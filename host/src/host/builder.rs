@@ -209,6 +209,9 @@ impl HostBuilder {
                 });
             }
         }
+        if let Some(config) = &self.config {
+            super::fetch::missing_components(config).await?;
+        }
         let config_path = self.config.as_ref().map(|c| c.path.clone());
         let lock = match (&self.lock, &config_path) {
             (LockChoice::File(path), _) => Some(LockState::open(path.clone(), None, self.locked)?),

@@ -13,7 +13,7 @@ use std::sync::{Arc, PoisonError};
 
 #[cfg(feature = "mcp")]
 use crate::mcp_runtime::{McpSource, SourceLimits, State};
-use crate::plugin::{Limits, Plugin, PluginSpec};
+use crate::plugin::{Limits, LoadError, Plugin, PluginSpec};
 use crate::registry::{Registry, RegistryError};
 use crate::source::PendingTool;
 #[cfg(feature = "mcp")]
@@ -81,10 +81,28 @@ impl Host {
     async fn load_whole(&self, spec: PluginSpec) -> Result<usize, HostError> {
         let name = spec.name.clone();
         let limits = spec.limits;
-        let (plugin, tools) = Plugin::load(&self.state.engine, spec).await?;
+        let source = spec.source.clone();
+        let (plugin, tools) = match Plugin::load(&self.state.engine, spec).await {
+            // The store's copy of a registry's component was changed: the
+            // pin's advice for a file (update it) would be wrong here.
+            Err(LoadError::HashMismatch {
+                plugin,
+                path,
+                expected,
+                actual,
+            }) if source.is_some() => {
+                return Err(HostError::StoreMismatch {
+                    plugin,
+                    path,
+                    expected,
+                    actual,
+                });
+            }
+            loaded => loaded?,
+        };
         if let Some(checked) = self
             .state
-            .with_lock(|lock| lock.component(&name, plugin.sha256()))
+            .with_lock(|lock| lock.component(&name, plugin.sha256(), source.as_deref()))
         {
             checked?;
         }

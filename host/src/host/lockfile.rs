@@ -81,24 +81,37 @@ impl LockState {
         }
     }
 
-    /// Records or checks a plugin's component hash.
-    pub fn component(&mut self, plugin: &str, sha256: &str) -> Result<(), HostError> {
+    /// Records or checks a plugin's component hash, and where the
+    /// component came from (its `oci://` reference) when not a file.
+    pub fn component(
+        &mut self,
+        plugin: &str,
+        sha256: &str,
+        source: Option<&str>,
+    ) -> Result<(), HostError> {
         let entry = self.lock.plugins.entry(plugin.to_owned()).or_default();
-        if entry.component.as_deref() == Some(sha256) {
+        if entry.component.as_deref() == Some(sha256) && entry.source.as_deref() == source {
             return Ok(());
         }
         if self.locked {
+            let message = match (&entry.component, &entry.source) {
+                (Some(pinned), _) if pinned != sha256 => {
+                    format!("its component's sha256 is {sha256}, not {pinned} as in the lock")
+                }
+                (None, _) => "its component is not in the lock".to_owned(),
+                (_, recorded) => format!(
+                    "its component comes from {}, not {} as in the lock",
+                    source.unwrap_or("a file"),
+                    recorded.as_deref().unwrap_or("a file")
+                ),
+            };
             return Err(HostError::Locked {
                 plugin: Some(plugin.to_owned()),
-                message: match &entry.component {
-                    Some(pinned) => {
-                        format!("its component's sha256 is {sha256}, not {pinned} as in the lock")
-                    }
-                    None => "its component is not in the lock".to_owned(),
-                },
+                message,
             });
         }
         entry.component = Some(sha256.to_owned());
+        entry.source = source.map(str::to_owned);
         self.dirty = true;
         Ok(())
     }

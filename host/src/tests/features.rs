@@ -141,3 +141,47 @@ async fn without_oauth_a_server_that_wants_a_login_fails_naming_the_feature() {
     }
     assert!(host.registry().is_empty());
 }
+
+#[cfg(not(feature = "oci"))]
+#[tokio::test]
+async fn without_oci_a_component_missing_from_the_store_is_refused_and_one_there_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tiny-harness.toml");
+    let fs = crate::plugin::builtin::component("fs").unwrap();
+    let hex = {
+        use sha2::Digest as _;
+        hex::encode(sha2::Sha256::digest(fs))
+    };
+    let reference = format!("oci://127.0.0.1:9/plugins/fs:1@sha256:{}", "cd".repeat(32));
+    std::fs::write(
+        &path,
+        format!("[plugins.fs]\npath = \"{reference}\"\nsha256 = \"{hex}\"\n"),
+    )
+    .unwrap();
+    let config = crate::Config::load(&path).unwrap();
+    let build = || {
+        HostBuilder::new()
+            .config(&config)
+            .compile_cache(None)
+            .build()
+    };
+    let err = build().await.unwrap_err();
+    assert!(
+        matches!(&err, crate::HostError::Unsupported { feature: "oci", .. }),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains(&reference) && message.contains("without the oci feature"),
+        "{message}"
+    );
+    assert!(!message.contains('\n'));
+    // In the store, it runs: no fetching needed.
+    let stored = crate::oci_store(&path)
+        .join("sha256")
+        .join(format!("{hex}.wasm"));
+    std::fs::create_dir_all(stored.parent().unwrap()).unwrap();
+    std::fs::write(&stored, fs).unwrap();
+    let host = build().await.unwrap();
+    assert_eq!(host.registry().len(), 5);
+}

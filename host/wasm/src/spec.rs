@@ -19,6 +19,10 @@ pub struct PluginSpec {
     pub wasm: PathBuf,
     /// If set, the component's sha256 (64 hex digits) must match.
     pub sha256: Option<String>,
+    /// Where the component came from when `wasm` is a copy of it: the
+    /// config's `oci://` reference, recorded in the lock beside its sha256.
+    /// Never read to load it.
+    pub source: Option<String>,
     /// What it may touch.
     pub grants: Grants,
     /// How much one call may use.
@@ -42,6 +46,7 @@ impl PluginSpec {
             name: name.into(),
             wasm: wasm.into(),
             sha256: None,
+            source: None,
             grants: Grants::default(),
             limits: Limits::default(),
             config: serde_json::json!({}),

@@ -146,7 +146,7 @@ pub(super) enum Command {
         #[command(subcommand)]
         action: McpAction,
     },
-    /// Look into a plugin component before granting it anything.
+    /// Look into, start, publish and add plugin components.
     Plugin {
         #[command(subcommand)]
         action: PluginAction,
@@ -166,6 +166,50 @@ pub(super) enum PluginAction {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Publish a component to an OCI registry, as a Wasm OCI artifact (config
+    /// application/vnd.wasm.config.v0+json, one application/wasm layer, as wkg writes),
+    /// annotated with its world and the tools it registers. Only a component that loads in
+    /// this host is published. Prints the digests and the reference to add it by.
+    /// Credentials: --user with --password-stdin, else the Docker config
+    /// (~/.docker/config.json, its credential helpers). A loopback registry is reached over
+    /// plain HTTP, any other over HTTPS only.
+    Publish {
+        /// The component (.wasm).
+        file: PathBuf,
+        /// Where: oci://HOST[:PORT]/REPOSITORY:TAG.
+        reference: String,
+        /// The registry user (with --password-stdin).
+        #[arg(long)]
+        user: Option<String>,
+        /// Read the password (or token) from standard input.
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Add a component from an OCI registry to the config (--config) as [plugins.NAME]:
+    /// resolves the reference, downloads the component by its digest (bounded in size and
+    /// time), checks it and that it loads in this host, keeps it in NAME.store/oci.components
+    /// beside the config, and writes path = "oci://HOST/REPO:TAG@sha256:MANIFEST" and its
+    /// sha256, with the grants its imports can use as comments (nothing is granted). A start
+    /// then runs that component from the store, with no network; a missing one is fetched
+    /// by its digest, never by its tag. --upgrade NAME follows its tag (or the reference
+    /// given) to what it names now and prints what moved: digests, tools added, removed or
+    /// changed.
+    Add {
+        /// The plugin's name in the config.
+        name: String,
+        /// oci://HOST[:PORT]/REPOSITORY:TAG or oci://HOST[:PORT]/REPOSITORY@sha256:DIGEST
+        /// (optional with --upgrade: the config's, followed by its tag).
+        reference: Option<String>,
+        /// Move a plugin added before to what its tag names now.
+        #[arg(long)]
+        upgrade: bool,
+        /// The registry user (with --password-stdin).
+        #[arg(long)]
+        user: Option<String>,
+        /// Read the password (or token) from standard input.
+        #[arg(long)]
+        password_stdin: bool,
     },
     /// Start a new plugin that builds, registers and passes its own test at once, with a
     /// config to try it with. Rust: a crate on the guest SDK (tools as functions, schemas

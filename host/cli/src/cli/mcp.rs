@@ -33,19 +33,7 @@ pub(super) fn add(
             .unwrap_or("not found");
         anyhow::bail!("server {server} was not added: {}", one_line(why));
     }
-    let text = match std::fs::symlink_metadata(config) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        _ => {
-            let bytes = tiny_harness_core::file::read_regular(
-                config,
-                "config file",
-                tiny_harness_core::file::MAX_CONFIG_BYTES,
-            )
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {}", config.display(), e.reason))?;
-            String::from_utf8(bytes)
-                .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", config.display()))?
-        }
-    };
+    let text = config_text(config)?;
     let added = add::add(&text, request, &plan)
         .map_err(|e| anyhow::anyhow!("{}: server {server} was not added: {e}", config.display()))?;
     // Never write a config the host would refuse.
@@ -373,4 +361,22 @@ pub(super) async fn logout(host: &tiny_harness_host::Host, name: &str) -> anyhow
         format!("{key} had no login")
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The text of the config at `config` for a command that adds to it:
+/// empty when there is no such file yet.
+pub(super) fn config_text(config: &Path) -> anyhow::Result<String> {
+    match std::fs::symlink_metadata(config) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        _ => {
+            let bytes = tiny_harness_core::file::read_regular(
+                config,
+                "config file",
+                tiny_harness_core::file::MAX_CONFIG_BYTES,
+            )
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {}", config.display(), e.reason))?;
+            String::from_utf8(bytes)
+                .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", config.display()))
+        }
+    }
 }

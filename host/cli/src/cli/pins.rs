@@ -72,7 +72,11 @@ pub(super) fn drift_warnings(host: &Host) -> Vec<String> {
 
 /// Prints how every chosen server differs from its pins; exit code 1 when
 /// anything differs, as `git diff --exit-code` does.
-pub(super) async fn diff(host: &Host, server: Option<&str>) -> anyhow::Result<ExitCode> {
+pub(super) async fn diff(
+    host: &Host,
+    config: &tiny_harness_host::Config,
+    server: Option<&str>,
+) -> anyhow::Result<ExitCode> {
     // Installed code first: a server whose code differs is not started
     // (it would be refused), and its section says why.
     let code = host.code_drift(server);
@@ -122,11 +126,19 @@ pub(super) async fn diff(host: &Host, server: Option<&str>) -> anyhow::Result<Ex
             let _ = writeln!(text, "  ~ {}", one_line(&line));
         }
     }
+    // Components from registries: whether their tags still name them.
+    for (plugin, lines) in super::oci::moved_tags(config, server).await {
+        differs = true;
+        let _ = writeln!(text, "{} (component):", one_line(&plugin));
+        for line in lines {
+            let _ = writeln!(text, "  ~ {}", one_line(&line));
+        }
+    }
     if differs {
         emit(text.trim_end())?;
         Ok(ExitCode::from(1))
     } else {
-        emit("every tool and every installed server is as pinned")?;
+        emit("every tool, every installed server and every tag is as pinned")?;
         Ok(ExitCode::SUCCESS)
     }
 }

@@ -24,6 +24,7 @@ mod mcp;
 #[path = "../../../../tests/all/common/npm.rs"]
 mod npm;
 mod npm_registry;
+mod oci;
 mod pins;
 mod pip_index;
 mod plugins;
@@ -39,6 +40,7 @@ mod untrusted;
 mod unusable;
 #[path = "../../../../tests/all/common/venv.rs"]
 mod venv;
+mod wkg;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -22,8 +22,9 @@ use serde_json::Value;
 use crate::tool::{Annotations, ToolDefinition};
 
 /// The newest version: written when some server records installed code
-/// (`code`), and read along with version 1 (the same shape without it), so
-/// a lock without installed code is byte for byte what it was.
+/// (`code`) or some plugin the registry its component came from
+/// (`source`), and read along with version 1 (the same shape without
+/// them), so a lock without either is byte for byte what it was.
 pub(super) const VERSION: u64 = 2;
 
 /// The `note` written at the top of every lock.
@@ -49,6 +50,8 @@ pub(super) struct LockOut<'a> {
 pub(super) struct PluginOut<'a> {
     pub(super) component: Option<&'a str>,
     pub(super) servers: BTreeMap<&'a str, ServerOut<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) source: Option<&'a str>,
 }
 
 /// One server's pins as they are written.
@@ -181,6 +184,8 @@ pub(super) struct PluginIn {
     pub(super) component: Option<String>,
     #[serde(deserialize_with = "unique_keys")]
     pub(super) servers: BTreeMap<String, ServerIn>,
+    #[serde(default)]
+    pub(super) source: Option<String>,
 }
 
 #[derive(Deserialize)]

@@ -21,6 +21,7 @@ use super::format::{
     self, DefinitionOut, LockIn, LockOut, MAX_SCHEMA_DEPTH, NOTE, PluginOut, Probe, ServerOut,
     ToolOut, VERSION,
 };
+pub use super::problem::Problem;
 use super::{definition_hash, pointer, shown};
 use crate::file::{self, FileError, Reason};
 use crate::tool::ToolDefinition;
@@ -101,6 +102,10 @@ pub struct PluginPins {
     pub component: Option<String>,
     /// The pinned tools of each of its servers, by server name.
     pub servers: BTreeMap<String, ServerPins>,
+    /// Where the component came from when not from a file: the config's
+    /// `oci://HOST/REPO:TAG@sha256:…` reference (its tag and manifest
+    /// digest) when it was recorded.
+    pub source: Option<String>,
 }
 
 /// One server's pinned tools.
@@ -211,6 +216,7 @@ impl Lock {
             let pins = PluginPins {
                 component: pins.component,
                 servers: servers.collect(),
+                source: pins.source,
             };
             (plugin, pins)
         });
@@ -228,6 +234,13 @@ impl Lock {
                 let key = pointer(&["plugins", plugin, "component"]);
                 let value = value.clone();
                 return Err((key, Problem::ComponentHash { value }));
+            }
+            if let Some(value) = &pins.source
+                && !super::problem::is_source(value)
+            {
+                let key = pointer(&["plugins", plugin, "source"]);
+                let value = value.clone();
+                return Err((key, Problem::Source { value }));
             }
             for (server, pins) in &pins.servers {
                 if let Some(problem) = pins.code.as_ref().and_then(super::Code::problem) {
@@ -313,13 +326,14 @@ fn written(lock: &Lock) -> LockOut<'_> {
         let out = PluginOut {
             component: pins.component.as_deref(),
             servers: servers.collect(),
+            source: pins.source.as_deref(),
         };
         (plugin.as_str(), out)
     });
     let installs = lock
         .plugins
         .values()
-        .any(|p| p.servers.values().any(|s| s.code.is_some()));
+        .any(|p| p.source.is_some() || p.servers.values().any(|s| s.code.is_some()));
     LockOut {
         note: NOTE,
         plugins: plugins.collect(),
@@ -465,86 +479,6 @@ impl LockError {
             line: error.line(),
             column: error.column(),
             message: shown(message, 300),
-        }
-    }
-}
-
-/// How a pin contradicts itself ([`LockError::Corrupt`],
-/// [`LockError::Unwritable`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum Problem {
-    /// The recorded hash is not the hash of the recorded definition.
-    #[error(
-        "the recorded hash {} is not the hash of its definition ({}): one of them was edited",
-        shown(.recorded, 16),
-        shown(.computed, 16)
-    )]
-    HashMismatch {
-        /// The hash in the lock.
-        recorded: String,
-        /// The hash of the definition in the lock.
-        computed: String,
-    },
-    /// The definition is named otherwise than the key it is pinned under.
-    #[error(
-        "its definition is named {}, which is not its key",
-        shown(&format!("{:?}", .name), 200)
-    )]
-    NameMismatch {
-        /// The definition's name.
-        name: String,
-    },
-    /// A server's installed code that is not consistent.
-    #[error("its installed code is unusable: {problem}")]
-    Code {
-        /// What is wrong with it.
-        problem: String,
-    },
-    /// A component hash that is not a sha256.
-    #[error(
-        "the component hash {} is not a sha256 (64 lowercase hex digits)",
-        shown(&format!("{:?}", .value), 100)
-    )]
-    ComponentHash {
-        /// The value recorded.
-        value: String,
-    },
-    /// A schema nested deeper than a lock file can hold.
-    #[error(
-        "its {field} nests {depth} levels of arrays and objects, more than the \
-         {MAX_SCHEMA_DEPTH} a lock file holds"
-    )]
-    TooDeep {
-        /// `input_schema` or `output_schema`.
-        field: &'static str,
-        /// How deep it nests.
-        depth: usize,
-    },
-}
-
-impl Problem {
-    /// Text in the file that locates the problem, if there is such.
-    fn needle(&self) -> Option<String> {
-        match self {
-            Problem::HashMismatch { recorded: s, .. }
-            | Problem::NameMismatch { name: s }
-            | Problem::ComponentHash { value: s } => serde_json::to_string(s).ok(),
-            Problem::TooDeep { .. } | Problem::Code { .. } => None,
-        }
-    }
-
-    /// What a caller of [`Lock::save`] should do about it.
-    fn save_hint(&self) -> &'static str {
-        match self {
-            Problem::HashMismatch { .. } | Problem::NameMismatch { .. } => {
-                "pin each tool with `ToolPin::new`, under its own name"
-            }
-            Problem::ComponentHash { .. } => {
-                "record the component's sha256 as 64 lowercase hex digits"
-            }
-            Problem::Code { .. } => "run tiny-harness mcp install for the server again",
-            Problem::TooDeep { .. } => "this tool cannot be pinned until its schema nests less",
         }
     }
 }

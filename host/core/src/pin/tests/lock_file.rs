@@ -323,3 +323,63 @@ fn installed_code_is_kept_and_only_then_is_the_lock_version_2() {
         "{error}"
     );
 }
+
+#[test]
+fn a_component_source_is_written_as_version_2_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(LOCK_FILE);
+    let mut lock = sample();
+    let source = format!(
+        "oci://127.0.0.1:5000/plugins/fs:1.0@sha256:{}",
+        "c".repeat(64)
+    );
+    lock.plugins.get_mut("fs").unwrap().source = Some(source.clone());
+    lock.save(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains(&format!("\"source\": \"{source}\"")),
+        "{text}"
+    );
+    assert!(text.contains("\n  \"version\": 2\n}"), "{text}");
+    assert_eq!(Lock::load(&path).unwrap(), Some(lock));
+    // Without a source, not a byte changes.
+    assert!(!sample().to_text().contains("\"source\""));
+}
+
+#[test]
+fn a_source_that_is_not_an_oci_reference_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(LOCK_FILE);
+    for bad in [
+        "https://example.com/fs.wasm".to_owned(),
+        "oci://host/repo:tag\nsecond line".to_owned(),
+        format!("oci://host/{}:tag", "r".repeat(600)),
+    ] {
+        let mut lock = sample();
+        lock.plugins.get_mut("fs").unwrap().source = Some(bad.clone());
+        let error = lock.save(&path).unwrap_err();
+        assert!(error.to_string().contains("oci:// reference"), "{error}");
+        assert!(!error.to_string().contains('\n'), "{error}");
+        // Nor read from a file.
+        let text = sample().to_text().replacen(
+            "\"servers\": {",
+            &format!(
+                "\"source\": {},\n      \"servers\": {{",
+                serde_json::to_string(&bad).unwrap()
+            ),
+            1,
+        );
+        std::fs::write(&path, text).unwrap();
+        let error = Lock::load(&path).unwrap_err();
+        assert!(
+            matches!(
+                &error,
+                LockError::Corrupt {
+                    problem: Problem::Source { .. },
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+    }
+}
