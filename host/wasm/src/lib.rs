@@ -79,6 +79,8 @@ pub struct Plugin {
     name: String,
     wasm: PathBuf,
     pinned: bool,
+    /// Where the component came from when not a file ([`PluginSpec::source`]).
+    source: Option<String>,
     engine: PluginEngine,
     pre: worlds::Pre,
     grants: Grants,
@@ -189,6 +191,7 @@ impl Plugin {
             name: name.clone(),
             wasm: spec.wasm.clone(),
             pinned: spec.sha256.is_some(),
+            source: spec.source.clone(),
             engine: engine.clone(),
             pre,
             grants: spec.grants,
@@ -228,6 +231,12 @@ impl Plugin {
     /// Whether the config pins the component's sha256.
     pub fn is_pinned(&self) -> bool {
         self.pinned
+    }
+
+    /// Where its component came from when the file is a copy (the
+    /// config's `oci://` reference); `None` for a file of the user's.
+    pub fn source(&self) -> Option<&str> {
+        self.source.as_deref()
     }
 
     /// Whether its machine code was compiled at load or came from the

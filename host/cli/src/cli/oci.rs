@@ -139,12 +139,13 @@ pub(super) async fn publish(
         .await?;
     let pinned = reference.with_digest(pushed.manifest_digest);
     super::emit(&format!(
-        "published {reference}\n  manifest {}\n  component {} ({} bytes, {} tools)\nadd it to a \
+        "published {reference}\n  manifest {}\n  component {} ({} bytes, {} tool{})\nadd it to a \
          config with: tiny-harness plugin add NAME {}",
         pushed.manifest_digest,
         pushed.layer_digest,
         pushed.size,
         tools.len(),
+        if tools.len() == 1 { "" } else { "s" },
         tagged(&reference, &pinned),
     ))?;
     Ok(ExitCode::SUCCESS)

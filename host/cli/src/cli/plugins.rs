@@ -140,6 +140,7 @@ pub(super) fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
                     "path": plugin.wasm_path().display().to_string(),
                     "sha256": plugin.sha256(),
                     "pinned": plugin.is_pinned(),
+                    "source": plugin.source(),
                     "tools": tool_count(name),
                     "from_compile_cache": plugin.compile_origin() == CompileOrigin::Cached,
                     "grants": {
@@ -213,6 +214,9 @@ pub(super) fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
             // Host paths and variable names may hold any byte but NUL.
             one_line(&describe_grants(plugin.grants()))
         );
+        if let Some(source) = plugin.source() {
+            let _ = write!(table, "\n  from {}", one_line(source));
+        }
         for source in sources_of(name) {
             describe_source(&mut table, source);
         }

@@ -154,6 +154,15 @@ fn a_published_component_is_added_pinned_and_runs_from_the_store_offline() {
         "{lock}"
     );
 
+    let listed = ok(&run(dir.path(), &["plugins"], None));
+    assert!(
+        listed.contains(&format!("\n  from {reference}@{manifest}")),
+        "{listed}"
+    );
+    let listed = ok(&run(dir.path(), &["plugins", "--json"], None));
+    let listed: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(listed[0]["source"], format!("{reference}@{manifest}"));
+
     // With the registry gone, a start needs nothing from it, --locked too.
     drop(registry);
     assert!(ok(&run(dir.path(), &call, None)).contains("from the store"));
