@@ -192,11 +192,16 @@ impl Config {
     pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         let checker = Checker { file: path, text };
         let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            // toml puts a newline between the parts of some messages.
             let mut message = e.message().trim().replace('\n', " ");
             if let Some(key) = e.span().and_then(|span| key_at(text, span.start)) {
                 message = format!("{key}: {message}");
             }
-            checker.error(e.span(), message)
+            // Both quote the file, which may hold any character.
+            checker.error(
+                e.span(),
+                tiny_harness_core::display::one_line(&message).into_owned(),
+            )
         })?;
         let base = path
             .parent()
@@ -406,9 +411,7 @@ impl Checker<'_> {
 /// key its line assigns and, inside an inline table, the innermost key
 /// before it. A best effort for messages; `None` when there is no key.
 fn key_at(text: &str, offset: usize) -> Option<String> {
-    let offset = (0..=offset.min(text.len()))
-        .rev()
-        .find(|&o| text.is_char_boundary(o))?;
+    let offset = text.floor_char_boundary(offset);
     let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
     let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
     let header = text[..line_start]

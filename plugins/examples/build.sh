@@ -20,6 +20,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 wit=$(cd "$here/../../wit" && pwd)
 mkdir -p "$1" || fail "cannot make $1"
 out=$(cd "$1" && pwd)
+# One build at a time into OUT_DIR (tests and CI may start several): the
+# toolchains' installs and the components' writes are not shared-safe.
+exec 9> "$out/.build.lock"
+flock 9 || fail "cannot lock $out/.build.lock"
 
 # Whether $1 is missing or older than any of the files after it.
 stale() {

@@ -16,6 +16,9 @@ use std::collections::{BTreeMap, BTreeSet};
 /// kind: normal, build or dev).
 const ALLOWED: &[(&str, &[&str])] = &[
     ("tiny-harness-core", &[]),
+    // The tests' prerequisites, installed once: depends on none of ours,
+    // and only test code (and the OCI test registry) depends on it.
+    ("tiny-harness-prereq", &[]),
     ("tiny-harness-sandbox", &["tiny-harness-core"]),
     ("tiny-harness-intrinsic", &["tiny-harness-core"]),
     // The intrinsics only for a test that walks their schemas.
@@ -34,7 +37,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // Components in OCI registries (its own tests use its test registry).
     (
         "tiny-harness-oci",
-        &["tiny-harness-core", "tiny-harness-oci"],
+        &[
+            "tiny-harness-core",
+            "tiny-harness-oci",
+            "tiny-harness-prereq",
+        ],
     ),
     (
         "tiny-harness-host",
@@ -46,6 +53,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "tiny-harness-wasm",
             "tiny-harness-mcp",
             "tiny-harness-oci",
+            "tiny-harness-prereq",
         ],
     ),
     // The test harness for plugins: the facade, and the plugin host for
@@ -66,6 +74,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "tiny-harness-wasm",
             "tiny-harness-mcp",
             "tiny-harness-oci",
+            "tiny-harness-prereq",
         ],
     ),
 ];

@@ -24,6 +24,7 @@ mod layers;
 mod limits_props;
 mod live;
 mod load_errors;
+mod lock_edits;
 mod mcp;
 mod mcp_python;
 mod net;

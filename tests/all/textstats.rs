@@ -9,7 +9,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
 use serde_json::Value;
 use tiny_harness_host::{HostBuilder, HostError, LoadError, PluginSpec, ToolDefinition};
@@ -37,17 +36,18 @@ fn components() -> Vec<(&'static str, PathBuf)> {
     ]
 }
 
-/// Runs a build script into [`built`], one at a time (both scripts write
-/// the textstats components when they are stale).
+/// Runs a build script into [`built`], one at a time across threads and
+/// processes (it installs its toolchains on first use and rewrites the
+/// components when they are stale).
 fn run_build(script: &Path) {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let status = Command::new("bash")
-        .arg(script)
-        .arg(built())
-        .status()
-        .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
-    assert!(status.success(), "{} failed: {status}", script.display());
+    tiny_harness_prereq::with_lock(&built(), "examples", || {
+        let status = Command::new("bash")
+            .arg(script)
+            .arg(built())
+            .status()
+            .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
+        assert!(status.success(), "{} failed: {status}", script.display());
+    });
 }
 
 fn read_json(name: &str) -> Value {

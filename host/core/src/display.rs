@@ -38,6 +38,18 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
     escape(text, false)
 }
 
+/// The first `max_chars` characters of `text` through [`one_line`], with
+/// ` …` after them when there were more: outside text (a server's error
+/// body, a reference as typed) quoted on one line of bounded length. The
+/// cut comes before the escapes, so it never splits one, and the result
+/// holds at most `max_chars` escaped characters.
+pub fn one_line_cut(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((at, _)) => format!("{} …", one_line(&text[..at])),
+        None => one_line(text).into_owned(),
+    }
+}
+
 /// `url` without userinfo, query or fragment, which may hold secrets. Text
 /// that does not parse is shown only by its scheme.
 pub fn redact_url(url: &str) -> String {
@@ -183,6 +195,11 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for Safe<F> {
 
 /// The proleptic Gregorian date `days` after 1970-01-01 (the algorithm
 /// of Howard Hinnant's `civil_from_days`).
+///
+/// Written here because `std` has no calendar (`SystemTime` counts
+/// seconds only) and none of the core's dependencies offers one; a date
+/// crate would be a dependency of every crate above for these few lines.
+/// The journal's timestamps and [`utc_minute`] share it.
 pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -231,6 +248,20 @@ mod tests {
             json_pretty(&serde_json::json!([1, {"a": []}])).unwrap(),
             serde_json::to_string_pretty(&serde_json::json!([1, {"a": []}])).unwrap()
         );
+    }
+
+    #[test]
+    fn a_cut_line_is_bounded_and_escaped() {
+        assert_eq!(one_line_cut("a\nb", 10), "a\\nb");
+        assert_eq!(one_line_cut("abcdef", 3), "abc …");
+        assert_eq!(one_line_cut("abc", 3), "abc");
+        assert_eq!(one_line_cut("ééé\u{202e}x", 3), "ééé …");
+        assert_eq!(one_line_cut("é\u{202e}x", 2), "é\\u{202e} …");
+        let long = "\u{202e}".repeat(500);
+        let line = one_line_cut(&long, 200);
+        assert!(!line.contains('\u{202e}'));
+        assert_eq!(line.matches("\\u{202e}").count(), 200);
+        assert!(line.ends_with(" …"));
     }
 
     #[test]

@@ -23,7 +23,9 @@
 //!
 //! Writing one is atomic ([`replace`], and [`write`](mod@write) for a private file):
 //! a reader or a crash sees the old file or the new one, never a part.
+//! Edits by processes at once are ordered by [`edit::EditLock`].
 
+pub mod edit;
 pub mod write;
 
 use std::fmt;

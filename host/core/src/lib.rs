@@ -14,7 +14,8 @@
 //! plain data), [`pin`] (definition hashes, the lock file), [`render`]
 //! (untrusted blocks), [`invoke`] (the validating invoker and its
 //! `CallRecorder`), [`journal`] (one JSON line per call), [`watch`] (what
-//! a source's tools are pinned as, and how what it lists now differs).
+//! a source's tools are pinned as, and how what it lists now differs),
+//! [`net`] (which hosts are loopback: no I/O, only the rule).
 //!
 //! Embedders use these through the `tiny-harness-host` facade, which
 //! re-exports them at the same paths.
@@ -24,6 +25,7 @@ pub mod display;
 pub mod file;
 pub mod invoke;
 pub mod journal;
+pub mod net;
 pub mod pin;
 pub mod registry;
 pub mod render;

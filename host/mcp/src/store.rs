@@ -225,6 +225,22 @@ impl Store {
         self.root.join(plugin).join(server)
     }
 
+    /// A lock on the installs of `plugin`'s servers (on its directory in
+    /// the store, made if missing: no lock file is left), waiting up to
+    /// `wait` for another process's install: one install into a plugin's
+    /// store at a time.
+    pub fn install_lock(
+        &self,
+        plugin: &str,
+        wait: std::time::Duration,
+    ) -> Result<tiny_harness_core::file::edit::EditLock, tiny_harness_core::file::edit::EditLockError>
+    {
+        let dir = self.root.join(plugin);
+        // An error shows when the directory is opened.
+        let _ = std::fs::create_dir_all(&dir);
+        tiny_harness_core::file::edit::EditLock::take_directory_within(&dir, wait)
+    }
+
     /// The install of `plugin/server`, if there is one. A directory there
     /// without a readable manifest is an error, not an absence.
     pub fn installed(&self, plugin: &str, server: &str) -> Result<Option<Installed>, StoreError> {

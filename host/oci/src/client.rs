@@ -13,28 +13,27 @@
 //! - the reads (manifest and blob) are those of the `pull` module, bounded
 //!   in size and in where they go; a blob is fetched by digest only, never
 //!   by tag, and is returned only if its bytes hash to that digest;
-//! - a push goes through oci-client (blob uploads, then the manifest) in
-//!   a task of its own, so that a panic in it on a registry's answer is an
-//!   error here, not a crash. oci-client reads the registry's answers to a
-//!   push whole and follows redirects as reqwest does by default (at most
-//!   10, to any host, dropping credentials across hosts): those answers are
-//!   bounded in time only. Only a tag is pushed to, and only a component
-//!   within [`Limits::blob_bytes`].
+//! - a push (the `push` module) goes over the same client by the same
+//!   rules: only to the registry's origin, to its token service (HTTPS,
+//!   or plain HTTP on loopback for a loopback registry), and to an upload
+//!   location on the registry's origin or over HTTPS; every answer read
+//!   to a bound; the manifest last, so a refused or failed push pushes no
+//!   manifest. Only a tag is pushed to, and only a component that parses
+//!   as one and is within [`Limits::blob_bytes`]; every refusal is an
+//!   [`OciError`] on one line naming the reference.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use oci_client::client::{ClientConfig, ClientProtocol};
-use oci_client::errors::{OciDistributionError, OciErrorCode};
-use oci_client::secrets::RegistryAuth;
 use url::Url;
 
 use crate::credentials::Credentials;
 use crate::error::{OciError, one_line};
 use crate::manifest;
 use crate::pull::{Puller, Tokens, error_chain};
+use crate::push::Pusher;
 use crate::reference::{Digest, Reference};
 use crate::world::World;
 
@@ -121,7 +120,6 @@ pub struct Client {
     credentials: Credentials,
     transport: Transport,
     http: reqwest::Client,
-    oci: oci_client::Client,
     tokens: Tokens,
 }
 
@@ -157,23 +155,11 @@ impl Client {
             http = http.no_proxy();
         }
         let http = http.build().map_err(|error| setup(&error))?;
-        let config = ClientConfig {
-            protocol: match transport {
-                Transport::Https => ClientProtocol::Https,
-                Transport::PlainHttp => ClientProtocol::Http,
-            },
-            platform_resolver: None,
-            connect_timeout: Some(limits.connect_timeout),
-            read_timeout: Some(limits.timeout),
-            ..ClientConfig::default()
-        };
-        let oci = oci_client::Client::try_from(config).map_err(|error| setup(&error))?;
         Ok(Client {
             limits,
             credentials,
             transport,
             http,
-            oci,
             tokens: Mutex::new(HashMap::new()),
         })
     }
@@ -186,6 +172,12 @@ impl Client {
     /// Publishes the component `bytes` at `reference` (which names a tag
     /// and no digest) as a Wasm OCI artifact whose manifest carries
     /// `annotations`; the config lists the component's imports and exports.
+    ///
+    /// The blobs go first (each skipped if the repository has it), the
+    /// manifest last: a push that fails pushes no manifest. The registry
+    /// is reached as [`Client::resolve`] reaches it; an upload location
+    /// it names off its own origin is followed only over HTTPS, and gets
+    /// no credentials ([`OciError::UploadLocation`] otherwise).
     pub async fn push(
         &self,
         reference: &Reference,
@@ -193,13 +185,15 @@ impl Client {
         annotations: BTreeMap<String, String>,
     ) -> Result<Pushed, OciError> {
         let name = reference.to_string();
-        if reference.tag().is_none() || reference.digest().is_some() {
+        let (Some(tag), None) = (reference.tag(), reference.digest()) else {
             return Err(OciError::WrongReference {
                 reference: name,
                 reason: "a component is pushed to a tag: write oci://HOST/REPOSITORY:TAG, without @sha256:",
             });
-        }
-        self.origin(reference)?;
+        };
+        let pusher = Pusher {
+            puller: self.reader(reference, "pull,push")?,
+        };
         let size = bytes.len() as u64;
         if size > self.limits.blob_bytes {
             return Err(OciError::BlobTooLarge {
@@ -216,41 +210,9 @@ impl Client {
                 reference: name.clone(),
                 reason: one_line(&error.to_string()),
             })?;
-        let (oci, target) = (self.oci.clone(), reference.to_oci());
-        let auth = match &self.credentials {
-            Credentials::Basic { username, password } => {
-                RegistryAuth::Basic(username.clone(), password.clone())
-            }
-            Credentials::Anonymous => RegistryAuth::Anonymous,
-        };
-        let layer = bytes.to_vec();
-        let (config, config_digest) = (artifact.config, artifact.config_digest.to_string());
-        let (body, layer_digest) = (artifact.manifest, artifact.layer_digest.to_string());
-        let upload = async move {
-            oci.store_auth_if_needed(target.resolve_registry(), &auth)
-                .await;
-            oci.push_blob(&target, layer, &layer_digest).await?;
-            oci.push_blob(&target, config, &config_digest).await?;
-            let content_type =
-                reqwest::header::HeaderValue::from_static(manifest::MANIFEST_MEDIA_TYPE);
-            oci.push_manifest_raw(&target, body, content_type).await?;
-            Ok::<(), OciDistributionError>(())
-        };
-        let mut task = AbortOnDrop(tokio::spawn(upload));
-        self.within(reference, async {
-            match (&mut task.0).await {
-                Ok(Ok(())) => Ok(()),
-                Ok(Err(error)) => Err(push_error(reference, error)),
-                Err(error) => Err(OciError::Registry {
-                    reference: reference.to_string(),
-                    reason: format!(
-                        "the OCI client failed on the registry's answer: {}",
-                        one_line(&error.to_string())
-                    ),
-                }),
-            }
-        })
-        .await?;
+        let layer = bytes::Bytes::copy_from_slice(bytes);
+        self.within(reference, pusher.push(tag, &artifact, layer))
+            .await?;
         Ok(Pushed {
             manifest_digest: artifact.manifest_digest,
             layer_digest: artifact.layer_digest,
@@ -314,7 +276,18 @@ impl Client {
 
     /// The reads for `reference`, if it may be reached.
     fn puller<'a>(&'a self, reference: &'a Reference) -> Result<Puller<'a>, OciError> {
+        self.reader(reference, "pull")
+    }
+
+    /// The requests to the registry of `reference`, if it may be reached,
+    /// earning tokens for `actions`.
+    fn reader<'a>(
+        &'a self,
+        reference: &'a Reference,
+        actions: &'static str,
+    ) -> Result<Puller<'a>, OciError> {
         Ok(Puller {
+            actions,
             http: &self.http,
             reference,
             origin: self.origin(reference)?,
@@ -357,55 +330,6 @@ impl Client {
                 after: self.limits.timeout,
             }),
         }
-    }
-}
-
-/// A spawned task that is aborted when this is dropped (when the
-/// operation times out or its caller gives up).
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-/// What oci-client's push failure means.
-fn push_error(reference: &Reference, error: OciDistributionError) -> OciError {
-    let name = reference.to_string();
-    let unauthorized = |code: u16| OciError::Unauthorized {
-        reference: name.clone(),
-        registry: reference.registry().to_owned(),
-        code,
-    };
-    match error {
-        OciDistributionError::UnauthorizedError { .. }
-        | OciDistributionError::AuthenticationFailure(_) => unauthorized(401),
-        OciDistributionError::ServerError {
-            code: code @ (401 | 403),
-            ..
-        } => unauthorized(code),
-        OciDistributionError::ServerError { code, .. } => OciError::Status {
-            reference: name,
-            code,
-            what: "push".to_owned(),
-        },
-        OciDistributionError::RegistryError { envelope, .. }
-            if envelope
-                .errors
-                .iter()
-                .any(|e| matches!(e.code, OciErrorCode::Unauthorized | OciErrorCode::Denied)) =>
-        {
-            unauthorized(401)
-        }
-        OciDistributionError::RequestError(error) => OciError::Network {
-            reference: name,
-            reason: error_chain(&error),
-        },
-        other => OciError::Registry {
-            reference: name,
-            reason: error_chain(&other),
-        },
     }
 }
 

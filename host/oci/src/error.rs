@@ -5,9 +5,10 @@
 //! names the reference (or, for the credentials, the registry; for the
 //! store, the file) and says what to do. Text that comes from outside (a
 //! registry's answer, a credential helper's output, a reference as typed)
-//! goes through [`one_line`] first: control characters become spaces and
-//! it is cut at [`MAX_QUOTED`] characters, so it can neither break the line
-//! nor make the message long.
+//! goes through [`one_line`] first: control, bidi and invisible characters
+//! become visible escapes (the core's `display::one_line`) and it is cut at
+//! [`MAX_QUOTED`] characters, so it can neither break the line, nor read as
+//! other text, nor make the message long.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,18 +16,12 @@ use std::time::Duration;
 /// The most characters of outside text an error quotes.
 pub const MAX_QUOTED: usize = 200;
 
-/// `text` as one short line: control characters (newlines included) become
-/// spaces, and past [`MAX_QUOTED`] characters it is cut and ends in ` …`.
+/// `text` as one short line: its first [`MAX_QUOTED`] characters with
+/// every control, bidi and invisible character (newlines included) shown
+/// as an escape, ending in ` …` when it was longer
+/// ([`tiny_harness_core::display::one_line_cut`]).
 pub fn one_line(text: &str) -> String {
-    let mut line: String = text
-        .chars()
-        .take(MAX_QUOTED)
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if text.chars().nth(MAX_QUOTED).is_some() {
-        line.push_str(" …");
-    }
-    line
+    tiny_harness_core::display::one_line_cut(text, MAX_QUOTED)
 }
 
 /// Why a component was not fetched, published or stored.
@@ -90,7 +85,8 @@ pub enum OciError {
         reference: String,
         /// The HTTP status code.
         code: u16,
-        /// Which request: `manifest`, `blob`, `token`, `push`.
+        /// Which request: `manifest`, `blob`, `token`; for a push, `blob
+        /// check`, `upload start`, `blob upload` or `manifest push`.
         what: String,
     },
     /// The registry refused the credentials, or asked for some and had
@@ -126,6 +122,18 @@ pub enum OciError {
         reference: String,
         /// What was wrong with them.
         reason: String,
+    },
+    /// The registry named an upload location that a component may not be
+    /// sent to: on another origin (scheme, host or port) than the
+    /// registry's, and not HTTPS.
+    #[error(
+        "{reference}: the registry asked for the upload to go to {location}, off the registry and not HTTPS: refused (a component is sent to the registry itself, or over HTTPS)"
+    )]
+    UploadLocation {
+        /// The reference.
+        reference: String,
+        /// The location it named (on one line).
+        location: String,
     },
     /// The manifest is larger than [`Limits::manifest_bytes`](crate::Limits::manifest_bytes).
     #[error(
@@ -285,7 +293,17 @@ mod tests {
 
     #[test]
     fn outside_text_is_one_short_line() {
-        assert_eq!(one_line("a\nb\r\tc"), "a b  c");
+        assert_eq!(one_line("a\nb\r\tc"), "a\\nb\\r\\tc");
+        // A registry's error text that would read backwards is escaped.
+        let error = OciError::Registry {
+            reference: "oci://h/a:1".to_owned(),
+            reason: one_line("denied\u{202e}txet\u{2066}"),
+        };
+        assert!(
+            error.to_string().contains(r"denied\u{202e}txet\u{2066}"),
+            "{error}"
+        );
+        assert!(!error.to_string().contains(['\u{202e}', '\u{2066}']));
         let long = "x".repeat(500);
         let line = one_line(&long);
         assert!(line.ends_with(" …"));

@@ -13,16 +13,17 @@
 //! wait without end or hold unbounded memory on a read (every body is read
 //! against a limit, every operation is under a timeout: [`Limits`]); bytes
 //! are returned or stored only when they hash to the digest they were
-//! asked for by; plain HTTP is only for loopback registries; every error is
-//! an [`OciError`] that displays as one line naming the reference and what
-//! to do. What oci-client does for a push is bounded in time only (see
-//! [`client`]).
-
+//! asked for by; plain HTTP is only for loopback registries; credentials
+//! and components go only to the registry's own origin, or elsewhere over
+//! HTTPS (a token service, an upload location: see [`client`]); a push
+//! that fails pushes no manifest; every error is an [`OciError`] that
+//! displays as one line naming the reference and what to do.
 //!
 //! Feature `client` (default): the [`Client`] and [`Credentials`], with
-//! oci-client and reqwest. Without it, only [`Reference`], [`Digest`],
-//! [`Store`] and [`OciError`]: what a host needs to run components that
-//! are in its store, with no network code at all.
+//! reqwest (oci-client for its manifest types only). Without it, only
+//! [`Reference`], [`Digest`], [`Store`] and [`OciError`]: what a host
+//! needs to run components that are in its store, with no network code
+//! at all.
 
 #[cfg(feature = "client")]
 pub mod client;
@@ -33,6 +34,8 @@ pub mod error;
 pub mod manifest;
 #[cfg(feature = "client")]
 pub(crate) mod pull;
+#[cfg(feature = "client")]
+pub(crate) mod push;
 pub mod reference;
 pub mod store;
 #[cfg(feature = "test-registry")]

@@ -1,6 +1,8 @@
 //! The two reads from a registry, the manifest and the blob, over a
 //! reqwest client of our own (oci-client reads whole answers into memory
-//! and follows redirects anywhere; it cannot be told otherwise).
+//! and follows redirects anywhere; it cannot be told otherwise), and the
+//! redirects, authentication and bounded reading that the push (the
+//! `push` module) shares.
 //!
 //! Invariants:
 //! - a request goes only to the registry's own origin (scheme, host and
@@ -65,18 +67,21 @@ pub(crate) struct Puller<'a> {
     pub credentials: &'a Credentials,
     pub tokens: &'a Tokens,
     pub limits: &'a Limits,
+    /// What a token is asked for: `pull`, or `pull,push` for a push.
+    pub actions: &'static str,
 }
 
 impl Puller<'_> {
-    fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         self.reference.to_string()
     }
 
     fn key(&self) -> String {
         format!(
-            "{}/{}",
+            "{}/{}:{}",
             self.reference.registry(),
-            self.reference.repository()
+            self.reference.repository(),
+            self.actions
         )
     }
 
@@ -146,7 +151,7 @@ impl Puller<'_> {
 
     /// Reads `response`'s body, giving each chunk to `each`, and stops with
     /// `too_large()` at the first chunk past `limit`.
-    async fn read(
+    pub(crate) async fn read(
         &self,
         mut response: reqwest::Response,
         limit: u64,
@@ -237,7 +242,7 @@ impl Puller<'_> {
 
     /// Where a redirect from `from` leads, if it stays on the registry's
     /// origin and within [`MAX_REDIRECTS`].
-    fn redirect(
+    pub(crate) fn redirect(
         &self,
         from: &Url,
         response: &reqwest::Response,
@@ -267,10 +272,7 @@ impl Puller<'_> {
                 one_line(location)
             ))
         })?;
-        if to.scheme() != from.scheme()
-            || to.host_str() != from.host_str()
-            || to.port_or_known_default() != from.port_or_known_default()
-        {
+        if !same_origin(&to, from) {
             return Err(OciError::Redirect {
                 reference: self.name(),
                 from: origin_of(from),
@@ -283,7 +285,10 @@ impl Puller<'_> {
     /// The `Authorization` a 401 answer's challenge asks for: the
     /// credentials themselves (Basic), or a token fetched with them
     /// (Bearer).
-    async fn authenticate(&self, response: &reqwest::Response) -> Result<HeaderValue, OciError> {
+    pub(crate) async fn authenticate(
+        &self,
+        response: &reqwest::Response,
+    ) -> Result<HeaderValue, OciError> {
         let unauthorized = || self.unauthorized(StatusCode::UNAUTHORIZED);
         let challenges: Vec<_> = response
             .headers()
@@ -317,7 +322,7 @@ impl Puller<'_> {
         Err(unauthorized())
     }
 
-    /// A pull token from the token service at `realm`.
+    /// A token for [`Self::actions`] from the token service at `realm`.
     async fn token(&self, realm: &str, service: Option<String>) -> Result<HeaderValue, OciError> {
         let mut url = Url::parse(realm).map_err(|_| {
             self.registry_error(&format!(
@@ -329,11 +334,9 @@ impl Puller<'_> {
         // loopback), and only to loopback.
         let loopback_http = url.scheme() == "http"
             && self.origin.scheme() == "http"
-            && url.host().is_some_and(|host| match host {
-                url::Host::Domain(name) => name.eq_ignore_ascii_case("localhost"),
-                url::Host::Ipv4(ip) => ip.is_loopback(),
-                url::Host::Ipv6(ip) => ip.is_loopback(),
-            });
+            && url
+                .host()
+                .is_some_and(|host| tiny_harness_core::net::is_loopback(&host));
         if url.scheme() != "https" && !loopback_http {
             return Err(self.registry_error(&format!(
                 "a token realm that is not HTTPS: {}",
@@ -344,7 +347,11 @@ impl Puller<'_> {
             let mut query = url.query_pairs_mut();
             query.append_pair(
                 "scope",
-                &format!("repository:{}:pull", self.reference.repository()),
+                &format!(
+                    "repository:{}:{}",
+                    self.reference.repository(),
+                    self.actions
+                ),
             );
             if let Some(service) = &service {
                 query.append_pair("service", service);
@@ -394,20 +401,20 @@ impl Puller<'_> {
             .map_err(|_| self.registry_error("a token that is not a header value"))
     }
 
-    fn cached(&self) -> Option<HeaderValue> {
+    pub(crate) fn cached(&self) -> Option<HeaderValue> {
         self.tokens
             .lock()
             .ok()
             .and_then(|tokens| tokens.get(&self.key()).cloned())
     }
 
-    fn remember(&self, value: HeaderValue) {
+    pub(crate) fn remember(&self, value: HeaderValue) {
         if let Ok(mut tokens) = self.tokens.lock() {
             tokens.insert(self.key(), value);
         }
     }
 
-    fn unauthorized(&self, status: StatusCode) -> OciError {
+    pub(crate) fn unauthorized(&self, status: StatusCode) -> OciError {
         OciError::Unauthorized {
             reference: self.name(),
             registry: self.reference.registry().to_owned(),
@@ -415,14 +422,14 @@ impl Puller<'_> {
         }
     }
 
-    fn registry_error(&self, reason: &str) -> OciError {
+    pub(crate) fn registry_error(&self, reason: &str) -> OciError {
         OciError::Registry {
             reference: self.name(),
             reason: one_line(reason),
         }
     }
 
-    fn network(&self, error: &reqwest::Error) -> OciError {
+    pub(crate) fn network(&self, error: &reqwest::Error) -> OciError {
         OciError::Network {
             reference: self.name(),
             reason: error_chain(error),
@@ -442,6 +449,13 @@ pub(crate) fn basic(credentials: &Credentials) -> Option<HeaderValue> {
         }
         Credentials::Anonymous => None,
     }
+}
+
+/// Whether `a` and `b` are on one origin: the same scheme, host and port.
+pub(crate) fn same_origin(a: &Url, b: &Url) -> bool {
+    a.scheme() == b.scheme()
+        && a.host_str() == b.host_str()
+        && a.port_or_known_default() == b.port_or_known_default()
 }
 
 /// `scheme://host[:port]` of a URL, for messages.

@@ -11,7 +11,7 @@
 //! a URL. Both display back to the text they were parsed from.
 
 use std::fmt;
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::Ipv6Addr;
 use std::str::FromStr;
 
 use sha2::{Digest as _, Sha256};
@@ -121,18 +121,13 @@ impl Reference {
         split_port(&self.registry).0
     }
 
-    /// Whether the host is a loopback one: `localhost`, an address in
-    /// 127.0.0.0/8, or `[::1]`. Only such a registry may be reached over
-    /// plain HTTP.
+    /// Whether the host is a loopback one by the core's rule
+    /// ([`tiny_harness_core::net::is_loopback_host`]): `localhost`, an
+    /// address in 127.0.0.0/8 in any spelling a URL accepts, `[::1]` or
+    /// `[::ffff:127.x.y.z]`. Only such a registry may be reached over plain
+    /// HTTP.
     pub fn is_loopback(&self) -> bool {
-        let host = self.host();
-        if host.eq_ignore_ascii_case("localhost") {
-            return true;
-        }
-        if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-            return v6.parse::<Ipv6Addr>().is_ok_and(|ip| ip.is_loopback());
-        }
-        host.parse::<Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
+        tiny_harness_core::net::is_loopback_host(self.host())
     }
 
     /// The same repository and tag, without the digest (a tag to follow).
@@ -142,26 +137,6 @@ impl Reference {
             repository: self.repository.clone(),
             tag: self.tag.clone(),
             digest: None,
-        }
-    }
-
-    /// The equivalent reference of oci-client (which pushes).
-    #[cfg(feature = "client")]
-    pub(crate) fn to_oci(&self) -> oci_client::Reference {
-        let (registry, repository) = (self.registry.clone(), self.repository.clone());
-        match (&self.tag, &self.digest) {
-            (Some(tag), Some(digest)) => oci_client::Reference::with_tag_and_digest(
-                registry,
-                repository,
-                tag.clone(),
-                digest.to_string(),
-            ),
-            (None, Some(digest)) => {
-                oci_client::Reference::with_digest(registry, repository, digest.to_string())
-            }
-            (Some(tag), None) => oci_client::Reference::with_tag(registry, repository, tag.clone()),
-            // Parsing refuses a reference with neither.
-            (None, None) => oci_client::Reference::with_tag(registry, repository, String::new()),
         }
     }
 }
@@ -403,6 +378,12 @@ mod tests {
             ("oci://[::2]/a:1", false),
             ("oci://localhost.example.com/a:1", false),
             ("oci://example.com/a:1", false),
+            // The core's rule: what the address is, not how it is spelled.
+            ("oci://[::ffff:127.0.0.1]/a:1", true),
+            ("oci://2130706433:5000/a:1", true),
+            ("oci://0x7f.1/a:1", true),
+            ("oci://127.0.0.1.nip.io/a:1", false),
+            ("oci://foo.localhost/a:1", false),
         ] {
             assert_eq!(
                 text.parse::<Reference>().unwrap().is_loopback(),
@@ -410,6 +391,18 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn a_reference_that_reorders_text_is_shown_escaped() {
+        // U+202E would make the rest of the line read backwards.
+        let text = "oci://host/a\u{202e}1:gat\u{2066}";
+        let error = text.parse::<Reference>().unwrap_err();
+        let shown = error.to_string();
+        assert!(!shown.contains(['\u{202e}', '\u{2066}', '\n']), "{shown:?}");
+        assert!(shown.contains("a\\u{202e}1:gat\\u{2066}"), "{shown}");
+        let tag = "oci://host/a:t\u{202e}g".parse::<Reference>().unwrap_err();
+        assert!(!tag.to_string().contains('\u{202e}'), "{tag}");
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! data in a temporary directory, and ends when its [`Registry`] is
 //! dropped or, at the latest, when the test process ends (it is watched
 //! through a pipe only this process holds), so no registry outlives the
-//! tests. Nothing is skipped: a missing docker-registry is a panic that
+//! tests. Nothing is skipped: a missing docker-registry is installed
+//! with apt-get when the tests run as root, and is otherwise a panic that
 //! says how to install it.
 
 // A test fixture that cannot start has nothing to test with: it panics
@@ -17,7 +18,6 @@
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
-use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -48,10 +48,9 @@ impl Registry {
     }
 
     fn start_with(htpasswd: Option<String>) -> Registry {
-        assert!(
-            Path::new(DOCKER_REGISTRY).exists(),
-            "{DOCKER_REGISTRY} is missing: install Debian's docker-registry (apt-get install docker-registry)"
-        );
+        // Installed with apt-get on first use when running as root;
+        // otherwise one line naming the command.
+        tiny_harness_prereq::system_program(DOCKER_REGISTRY, "docker-registry");
         // The port was free when chosen; another process may take it
         // before the registry binds it, so a few tries.
         let mut last = String::new();

@@ -280,7 +280,7 @@ impl DecodedCall {
         let refusal = self.call.as_ref().err()?;
         let tool = match &refusal.name {
             Some(name) => name.clone(),
-            None => cut(&self.wire_name),
+            None => UnknownWireName::kept(&self.wire_name).to_owned(),
         };
         Some(CallOutcome::new(
             self.id.clone(),
@@ -427,14 +427,6 @@ fn shown(unknown: &UnknownWireName) -> String {
     } else {
         unknown.name().to_owned()
     }
-}
-
-fn cut(wire: &str) -> String {
-    let mut end = wire.len().min(UnknownWireName::MAX_KEPT);
-    while !wire.is_char_boundary(end) {
-        end -= 1;
-    }
-    wire[..end].to_owned()
 }
 
 /// `{key: [items]}`, moving the items in. (`json!` would serialise each of

@@ -400,14 +400,17 @@ impl UnknownWireName {
     pub const MAX_KEPT: usize = 256;
 
     fn new(wire: &str) -> Self {
-        let mut end = wire.len().min(Self::MAX_KEPT);
-        while !wire.is_char_boundary(end) {
-            end -= 1;
-        }
+        let kept = Self::kept(wire);
         UnknownWireName {
-            name: wire[..end].to_owned(),
-            truncated: end < wire.len(),
+            name: kept.to_owned(),
+            truncated: kept.len() < wire.len(),
         }
+    }
+
+    /// The longest prefix of `wire` of at most [`UnknownWireName::MAX_KEPT`]
+    /// bytes that ends on a character boundary: what an error keeps of it.
+    pub(crate) fn kept(wire: &str) -> &str {
+        &wire[..wire.floor_char_boundary(Self::MAX_KEPT)]
     }
 
     /// The name the call gave, cut to [`UnknownWireName::MAX_KEPT`] bytes.

@@ -104,6 +104,13 @@ fn errors_name_file_line_and_key() {
         "{err}"
     );
 
+    // A key that would make the line read backwards is shown escaped,
+    // in the key path and in toml's own words.
+    let err = parse("[plugins.fs]\npath = \"x.wasm\"\n\"b\u{202e}ogus\" = 1\n").unwrap_err();
+    let shown = err.to_string();
+    assert!(!shown.contains('\u{202e}'), "{shown:?}");
+    assert!(shown.contains(r"unknown field `b\u{202e}ogus`"), "{shown}");
+
     let err = parse("[plugins.Bad]\npath = \"x.wasm\"\n").unwrap_err();
     assert_eq!(err.location.map(|l| l.0), Some(1));
     assert!(err.to_string().contains("invalid plugin name"), "{err}");

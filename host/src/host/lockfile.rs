@@ -8,13 +8,18 @@
 //!   time exactly like a change within a run.
 //! - With `--locked`, any tool or component that is not in the lock, or
 //!   differs from it, refuses the host; the lock is never written.
-//! - The lock is written only through [`LockState::save`], atomically.
+//! - The lock is written only through [`LockState::save`], atomically,
+//!   and only what this host changed is written: under the file's edit
+//!   lock the lock is read again and this host's changes (the components,
+//!   tools and installed code it pinned) are applied to it, so two hosts
+//!   pinning different plugins at once both land.
 //! - A config without a lock of its own, beside the lock every config in
 //!   its directory used to share, starts from that shared lock's pins for
 //!   the plugins it loads (never from nothing, so what was reviewed stays
 //!   pinned), and writes them to its own lock; the shared file is only
 //!   read.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 #[cfg(feature = "mcp")]
@@ -33,6 +38,68 @@ pub(crate) struct LockState {
     pub dirty: bool,
     /// The shared lock this one's pins were taken from, if they were.
     pub migrated_from: Option<PathBuf>,
+    /// What this host changed since the lock was read or last saved.
+    touched: Touched,
+}
+
+/// The pins of `plugin/server` in `lock`, made empty if missing.
+fn server_mut<'a>(lock: &'a mut Lock, plugin: &str, server: &str) -> &'a mut ServerPins {
+    lock.plugins
+        .entry(plugin.to_owned())
+        .or_default()
+        .servers
+        .entry(server.to_owned())
+        .or_default()
+}
+
+/// What a host changed in its lock, by key: what [`LockState::save`]
+/// applies to the lock as it is on disk when it writes.
+#[derive(Debug, Clone, Default)]
+struct Touched {
+    /// Plugins whose component (and its source) were recorded.
+    components: BTreeSet<String>,
+    /// `(plugin, server)` whose tools were pinned.
+    tools: BTreeSet<(String, String)>,
+    /// `(plugin, server)` whose installed code was recorded.
+    code: BTreeSet<(String, String)>,
+}
+
+impl Touched {
+    /// Every entry of `lock`, as when a whole lock is taken over.
+    fn all_of(lock: &Lock) -> Touched {
+        let mut touched = Touched::default();
+        for (plugin, pins) in &lock.plugins {
+            touched.components.insert(plugin.clone());
+            for server in pins.servers.keys() {
+                touched.tools.insert((plugin.clone(), server.clone()));
+                touched.code.insert((plugin.clone(), server.clone()));
+            }
+        }
+        touched
+    }
+
+    /// Copies what was touched from `mine` into `disk`.
+    fn apply(&self, mine: &Lock, disk: &mut Lock) {
+        for plugin in &self.components {
+            if let Some(pins) = mine.plugins.get(plugin) {
+                let entry = disk.plugins.entry(plugin.clone()).or_default();
+                entry.component.clone_from(&pins.component);
+                entry.source.clone_from(&pins.source);
+            }
+        }
+        for (plugin, server) in &self.tools {
+            if let Some(pins) = mine.server(plugin, server) {
+                server_mut(disk, plugin, server)
+                    .tools
+                    .clone_from(&pins.tools);
+            }
+        }
+        for (plugin, server) in &self.code {
+            if let Some(pins) = mine.server(plugin, server) {
+                server_mut(disk, plugin, server).code.clone_from(&pins.code);
+            }
+        }
+    }
 }
 
 impl LockState {
@@ -53,6 +120,7 @@ impl LockState {
                 lock,
                 locked,
                 migrated_from,
+                touched: Touched::default(),
             });
         }
         if locked {
@@ -70,6 +138,7 @@ impl LockState {
             locked,
             dirty: true,
             migrated_from: None,
+            touched: Touched::default(),
         })
     }
 
@@ -78,6 +147,8 @@ impl LockState {
     pub fn keep_only(&mut self, loaded: impl Fn(&str) -> bool) {
         if self.migrated_from.is_some() {
             self.lock.plugins.retain(|name, _| loaded(name));
+            // Its own lock does not exist yet: all of it is this host's.
+            self.touched = Touched::all_of(&self.lock);
         }
     }
 
@@ -112,6 +183,7 @@ impl LockState {
         }
         entry.component = Some(sha256.to_owned());
         entry.source = source.map(str::to_owned);
+        self.touched.components.insert(plugin.to_owned());
         self.dirty = true;
         Ok(())
     }
@@ -190,6 +262,8 @@ impl LockState {
             .or_default()
             .servers
             .insert(server.to_owned(), pins);
+        let key = (plugin.to_owned(), server.to_owned());
+        self.touched.tools.insert(key);
         self.dirty = true;
     }
 
@@ -219,19 +293,32 @@ impl LockState {
             .entry(server.to_owned())
             .or_default()
             .code = Some(code);
+        let key = (plugin.to_owned(), server.to_owned());
+        self.touched.code.insert(key);
         self.dirty = true;
         Ok(())
     }
 
-    /// Writes the lock if it changed; never with `--locked`. True if it
-    /// was written.
+    /// Writes what this host changed into the lock as it is on disk now
+    /// (read again under its edit lock), if anything changed; never with
+    /// `--locked`. True if it was written.
     pub fn save(&mut self) -> Result<bool, HostError> {
         if self.locked || !self.dirty {
             return Ok(false);
         }
-        self.lock.save(&self.path)?;
+        let (mine, touched) = (&self.lock, &self.touched);
+        let (merged, mut written) =
+            Lock::update(&self.path, None, |disk| touched.apply(mine, disk))?;
+        if !written && !self.path.exists() {
+            // A first run writes its lock even when it pinned nothing, so
+            // that `--locked` finds one.
+            merged.save(&self.path)?;
+            written = true;
+        }
+        self.lock = merged;
+        self.touched = Touched::default();
         self.dirty = false;
-        Ok(true)
+        Ok(written)
     }
 }
 

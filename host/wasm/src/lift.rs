@@ -384,9 +384,5 @@ fn check_sizes(
 /// The longest prefix of `text` of at most `max` bytes that ends on a
 /// character boundary.
 fn truncate(text: &str, max: usize) -> &str {
-    let mut end = text.len().min(max);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    &text[..text.floor_char_boundary(max)]
 }

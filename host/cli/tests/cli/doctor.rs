@@ -5,6 +5,12 @@
 
 use super::{npm, run_in, stderr, stdout, venv};
 
+/// The doctor traces with strace: installed first if it is missing.
+fn doctor(dir: &std::path::Path, server: &str) -> std::process::Output {
+    tiny_harness_prereq::system_program("/usr/bin/strace", "strace");
+    run_in(dir, &["mcp", "doctor", server], None)
+}
+
 fn text(output: &std::process::Output) -> String {
     format!("{}{}", stdout(output), stderr(output))
 }
@@ -29,7 +35,7 @@ fn a_server_that_reads_outside_its_grants_fails_with_the_hint_and_the_doctor_nam
             .contains("it ran confined: tiny-harness mcp doctor reader names what it was denied"),
         "{plugins}"
     );
-    let doctor = run_in(dir.path(), &["mcp", "doctor", "reader"], None);
+    let doctor = doctor(dir.path(), "reader");
     assert_eq!(doctor.status.code(), Some(1), "{}", text(&doctor));
     let report = stdout(&doctor);
     assert!(report.contains("ran confined"), "{report}");
@@ -75,7 +81,7 @@ fn a_server_that_dials_out_without_a_net_grant_is_named_with_the_grant() {
         None,
     );
     assert_eq!(add.status.code(), Some(0), "{}", text(&add));
-    let doctor = run_in(dir.path(), &["mcp", "doctor", "mcp/nosy"], None);
+    let doctor = doctor(dir.path(), "mcp/nosy");
     assert_eq!(doctor.status.code(), Some(1), "{}", text(&doctor));
     let report = stdout(&doctor);
     assert!(report.contains("it listed its tools"), "{report}");

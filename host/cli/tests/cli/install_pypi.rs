@@ -17,24 +17,17 @@ fn uv_bin() -> PathBuf {
         .get_or_init(|| {
             let venv = npm::servers_dir().join(".uv");
             let uvx = venv.join("bin/uvx");
-            if !uvx.is_file() {
-                let lock = std::fs::File::create(npm::servers_dir().join(".uv.lock")).unwrap();
-                lock.lock().unwrap();
-                if !uvx.is_file() {
-                    let made = Command::new("/usr/bin/python3")
-                        .args(["-m", "venv", "--clear"])
-                        .arg(&venv)
-                        .status()
-                        .unwrap();
-                    assert!(made.success());
-                    let installed = Command::new(venv.join("bin/pip"))
-                        .args(["install", "--quiet", "--require-hashes", "-r"])
-                        .arg(npm::servers_dir().join("uv-requirements.txt"))
-                        .status()
-                        .unwrap();
-                    assert!(installed.success(), "pip install uv failed");
-                }
-            }
+            tiny_harness_prereq::once(
+                &npm::servers_dir(),
+                "uv",
+                || uvx.is_file(),
+                || {
+                    super::venv::install_into(
+                        &venv,
+                        &npm::servers_dir().join("uv-requirements.txt"),
+                    )
+                },
+            );
             venv.join("bin")
         })
         .clone()

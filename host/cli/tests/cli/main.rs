@@ -10,6 +10,7 @@
 
 mod add;
 mod bundled;
+mod concurrent;
 mod conformance;
 mod doctor;
 mod files;

@@ -386,3 +386,121 @@ fn credentials_come_from_standard_input_or_the_docker_config() {
     .unwrap();
     ok(&run(dir.path(), &["plugin", "add", "fs", &reference], None));
 }
+
+#[test]
+fn publishing_what_is_not_a_component_names_the_file_and_the_reference() {
+    // A core module and bytes that are not WebAssembly, given by the
+    // relative paths a user types: refused on one line that names that
+    // path and the reference (never a temporary file), before any
+    // registry is asked (none answers at this port).
+    let dir = project();
+    let before = files(dir.path());
+    let reference = "oci://127.0.0.1:1/plugins/core:1";
+    for (file, bytes) in [
+        ("core.wasm", &b"\0asm\x01\0\0\0"[..]),
+        ("random.wasm", &b"\x8f\x13 not WebAssembly at all"[..]),
+    ] {
+        let path = dir.path().join(file);
+        std::fs::write(&path, bytes).unwrap();
+        let err = refused(
+            &run(dir.path(), &["plugin", "publish", file, reference], None),
+            &[
+                &format!("{file} was not published to {reference}"),
+                "not a WebAssembly component",
+            ],
+        );
+        assert!(!err.contains(".tmp"), "{err}");
+        std::fs::remove_file(path).unwrap();
+    }
+    assert_eq!(files(dir.path()), before);
+}
+
+/// Pushes `layer` to `repository:tag` of the registry on `port` as a
+/// Wasm artifact's layer, with curl, as a tool that does not check what
+/// it pushes would.
+fn push_raw(port: u16, repository: &str, tag: &str, layer: &[u8]) {
+    let base = format!("http://127.0.0.1:{port}/v2/{repository}");
+    let blob = |bytes: &[u8]| {
+        let digest = format!("sha256:{}", sha256_hex(bytes));
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), bytes).unwrap();
+        let started = Command::new("curl")
+            .args(["-sS", "-D", "-", "-o", "/dev/null", "-X", "POST"])
+            .arg(format!("{base}/blobs/uploads/"))
+            .output()
+            .unwrap();
+        let headers = String::from_utf8_lossy(&started.stdout).into_owned();
+        let location = headers
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("Location: ")
+                    .or(l.strip_prefix("location: "))
+            })
+            .unwrap_or_else(|| panic!("no Location: {headers}"))
+            .trim()
+            .to_owned();
+        let sep = if location.contains('?') { '&' } else { '?' };
+        let url = if location.starts_with("http") {
+            location
+        } else {
+            format!("http://127.0.0.1:{port}{location}")
+        };
+        let put = Command::new("curl")
+            .args([
+                "-sSf",
+                "-X",
+                "PUT",
+                "-H",
+                "Content-Type: application/octet-stream",
+            ])
+            .arg("--data-binary")
+            .arg(format!("@{}", file.path().display()))
+            .arg(format!("{url}{sep}digest={digest}"))
+            .status()
+            .unwrap();
+        assert!(put.success());
+        (digest, bytes.len())
+    };
+    let config = br#"{"architecture":"wasm","os":"wasip2","layerDigests":[]}"#;
+    let (config_digest, config_size) = blob(config);
+    let (layer_digest, layer_size) = blob(layer);
+    let manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.wasm.config.v0+json", "digest": config_digest, "size": config_size},
+        "layers": [{"mediaType": "application/wasm", "digest": layer_digest, "size": layer_size}],
+    });
+    let put = Command::new("curl")
+        .args(["-sSf", "-X", "PUT", "-H"])
+        .arg("Content-Type: application/vnd.oci.image.manifest.v1+json")
+        .arg("--data-binary")
+        .arg(manifest.to_string())
+        .arg(format!("{base}/manifests/{tag}"))
+        .status()
+        .unwrap();
+    assert!(put.success());
+}
+
+#[test]
+fn adding_what_is_not_a_component_names_the_reference_not_a_temporary_file() {
+    // Bytes another tool pushed to a registry as a component's layer.
+    let registry = Registry::start();
+    push_raw(
+        registry.port,
+        "plugins/bytes",
+        "1",
+        b"\x8f\x13 not WebAssembly at all",
+    );
+    let reference = registry.reference("plugins/bytes:1");
+    let dir = project();
+    let before = files(dir.path());
+    let err = refused(
+        &run(dir.path(), &["plugin", "add", "bytes", &reference], None),
+        &[
+            &format!("{reference}: not added"),
+            "not a WebAssembly component",
+        ],
+    );
+    assert!(!err.contains(".tmp"), "{err}");
+    assert_eq!(files(dir.path()), before);
+}

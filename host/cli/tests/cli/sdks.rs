@@ -76,19 +76,12 @@ fn python() -> PathBuf {
         .get_or_init(|| {
             let venv = sdk_dir().join(".venv");
             let python = venv.join("bin/python");
-            if !has_pins(&python) {
-                // Test threads (and test binaries) race here: take a lock,
-                // then look again.
-                let lock = std::fs::File::create(sdk_dir().join(".venv.lock")).expect("lock file");
-                lock.lock().expect("lock");
-                if !has_pins(&python) {
-                    super::venv::install_into(&venv, &sdk_dir().join("requirements.txt"));
-                }
-            }
-            assert!(
-                has_pins(&python),
-                "{} lacks the pinned SDKs",
-                python.display()
+            // Test threads and test binaries ask at once: one installs.
+            tiny_harness_prereq::once(
+                &sdk_dir(),
+                "venv",
+                || has_pins(&python),
+                || super::venv::install_into(&venv, &sdk_dir().join("requirements.txt")),
             );
             python
         })

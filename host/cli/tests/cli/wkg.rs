@@ -36,16 +36,25 @@ const WKG_VERSION: &str = "0.16.1";
 fn wkg_binary() -> &'static Path {
     static WKG: OnceLock<PathBuf> = OnceLock::new();
     WKG.get_or_init(|| {
-        if let Ok(found) = find_wkg() {
-            return found;
-        }
-        // First use: install it as CI does (minutes, once).
+        // First use: install it as CI does (minutes, once), under a lock in
+        // cargo's bin directory, where it goes.
+        let cargo_home = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo")))
+            .expect("CARGO_HOME or HOME is set");
         let script = crate::workspace_root().join(".ci/install-wkg.sh");
-        let status = Command::new("bash").arg(&script).status();
-        assert!(
-            status.as_ref().is_ok_and(|s| s.success()),
-            "{} failed: {status:?}",
-            script.display()
+        tiny_harness_prereq::once(
+            &cargo_home.join("bin"),
+            "wkg",
+            || find_wkg().is_ok(),
+            || {
+                let status = Command::new("bash").arg(&script).status();
+                assert!(
+                    status.as_ref().is_ok_and(|s| s.success()),
+                    "{} failed: {status:?}",
+                    script.display()
+                );
+            },
         );
         find_wkg().unwrap_or_else(|why| panic!("{why}"))
     })

@@ -295,6 +295,33 @@ impl Lock {
         })
     }
 
+    /// Changes the lock at `path` as another process may be changing it
+    /// too: under the file's edit lock ([`file::edit::EditLock`]) the lock
+    /// is read again (`shared`, the lock its directory's configs used to
+    /// share, stands in while `path` does not exist, as in
+    /// [`load_own_or_shared`]), `change` is applied to what was read, and
+    /// the result is written if it differs from what was read. What another process wrote
+    /// meanwhile is kept, and nothing is written half. Returns the lock as
+    /// written (or as read, when nothing changed) and whether it was
+    /// written.
+    pub fn update(
+        path: &Path,
+        shared: Option<&Path>,
+        change: impl FnOnce(&mut Lock),
+    ) -> Result<(Lock, bool), LockError> {
+        let _edit = file::edit::EditLock::take(path)?;
+        let current = load_own_or_shared(path, shared)?
+            .map(|(lock, _)| lock)
+            .unwrap_or_default();
+        let mut next = current.clone();
+        change(&mut next);
+        if next == current {
+            return Ok((next, false));
+        }
+        next.save(path)?;
+        Ok((next, true))
+    }
+
     /// The pin of tool `tool` of server `server` of plugin `plugin`.
     pub fn tool(&self, plugin: &str, server: &str, tool: &str) -> Option<&ToolPin> {
         self.server(plugin, server)?.tools.get(tool)
@@ -466,6 +493,10 @@ pub enum LockError {
         /// The operating system's error.
         source: std::io::Error,
     },
+    /// Another command held the lock file's edit lock too long, or it
+    /// could not be taken; nothing was written.
+    #[error(transparent)]
+    Edit(#[from] file::edit::EditLockError),
 }
 
 impl LockError {

@@ -162,9 +162,12 @@ impl Settings {
         let identity_provider = match (&declared.identity_provider, declared.grant) {
             (Some(idp), Grant::Enterprise) => {
                 let endpoint = |value: &str, what: &str| -> Result<String, LaunchError> {
+                    // Plain HTTP only where nothing leaves the machine: the
+                    // core's loopback rule, as for a registry.
                     let parsed = url::Url::parse(value).ok();
                     let loopback = parsed.as_ref().is_some_and(|u| {
-                        matches!(u.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"))
+                        u.host()
+                            .is_some_and(|host| tiny_harness_core::net::is_loopback(&host))
                     });
                     let fine = parsed.as_ref().is_some_and(|u| {
                         u.scheme() == "https" || (u.scheme() == "http" && loopback)
@@ -343,6 +346,48 @@ mod tests {
             let refused = resolve(change).unwrap_err();
             assert!(refused.contains(want), "{refused}");
             assert!(!refused.contains('\n'));
+        }
+    }
+
+    #[test]
+    fn an_identity_provider_over_http_must_be_on_loopback() {
+        let enterprise = |issuer: &str| {
+            let issuer = issuer.to_owned();
+            resolve(move |o| {
+                o.grant = Grant::Enterprise;
+                o.client_id = Some("c".to_owned());
+                o.identity_provider =
+                    Some(provider(&issuer, "https://idp.example/token", "${PATH}"));
+            })
+        };
+        // The core's rule (`tiny_harness_core::net`): the loopback net and
+        // `localhost`, in every spelling of the address.
+        for issuer in [
+            "http://127.0.0.1:8080",
+            "http://127.0.0.2:8080",
+            "http://[::1]/",
+            "http://[::ffff:127.0.0.1]/",
+            "http://LOCALHOST/",
+            "http://2130706433/",
+            "https://idp.example",
+        ] {
+            let settings = enterprise(issuer).unwrap_or_else(|e| panic!("{issuer}: {e}"));
+            let idp = settings.identity_provider.unwrap();
+            assert_eq!(idp.issuer, issuer);
+        }
+        for issuer in [
+            "http://127.0.0.1.nip.io/",
+            "http://localhost.example.com/",
+            "http://localhost./",
+            "http://foo.localhost/",
+            "http://[::2]/",
+            "http://10.0.0.1/",
+        ] {
+            let refused = enterprise(issuer).unwrap_err();
+            assert!(
+                refused.contains("identity_provider.issuer must be an https URL"),
+                "{issuer}: {refused}"
+            );
         }
     }
 }

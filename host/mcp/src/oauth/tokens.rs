@@ -334,35 +334,11 @@ impl Tokens {
         Ok(())
     }
 
-    /// The advisory lock that orders the host's writes.
-    #[cfg(unix)]
-    fn lock(&self) -> Result<std::fs::File, OAuthError> {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        let mut name = self.path.as_os_str().to_owned();
-        name.push(".lock");
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc_nofollow())
-            .open(PathBuf::from(name))
-            .map_err(|e| self.fail(&format!("cannot open its lock file: {e}")))?;
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-            .map_err(|e| self.fail(&format!("cannot lock it: {e}")))?;
-        Ok(file)
+    /// The edit lock that orders the hosts' writes (`.NAME.lock` beside it).
+    fn lock(&self) -> Result<tiny_harness_core::file::edit::EditLock, OAuthError> {
+        tiny_harness_core::file::edit::EditLock::take(&self.path)
+            .map_err(|e| OAuthError::TokenFile(e.to_string()))
     }
-
-    #[cfg(not(unix))]
-    fn lock(&self) -> Result<(), OAuthError> {
-        Ok(())
-    }
-}
-
-/// `O_NOFOLLOW`: a symlink planted at the lock's path is not followed.
-#[cfg(unix)]
-fn libc_nofollow() -> i32 {
-    rustix::fs::OFlags::NOFOLLOW.bits() as i32
 }
 
 #[cfg(test)]

@@ -27,19 +27,8 @@ pub(super) async fn install(
     confined: bool,
     budget: &super::Budget,
 ) -> Result<Code, String> {
-    let path = std::env::var_os("PATH");
-    let base = super::super::launcher::plan("python3", &[], path.as_deref(), dir);
-    if !base.found {
-        return Err(
-            "python3 is not on PATH: installing a PyPI server needs Python 3 with venv".to_owned(),
-        );
-    }
-    let python = PathBuf::from(&base.program);
-    let python = if python.is_absolute() {
-        python
-    } else {
-        super::find(&base.program, path.as_deref()).ok_or("python3 is not on PATH")?
-    };
+    let (base, python) = python3(dir)
+        .map_err(|e| format!("{e}: installing a PyPI server needs Python 3 with venv"))?;
     let home = super::home();
     let mut read = base.read.clone();
     read.push(python.clone());
@@ -247,6 +236,26 @@ fn read_report(report: &Path, package: &str, command: &str, dir: &Path) -> Resul
     })
 }
 
+/// `python3` as the launcher finds it on the host's `PATH` (through a
+/// pyenv shim to the interpreter it runs), for a server whose directory is
+/// `dir`: the launcher's plan for it, and its absolute path. The one place
+/// that says which interpreter an install is made with and must keep
+/// running.
+fn python3(dir: &Path) -> Result<(super::super::launcher::Plan, PathBuf), String> {
+    let path = std::env::var_os("PATH");
+    let base = super::super::launcher::plan("python3", &[], path.as_deref(), dir);
+    if !base.found {
+        return Err("python3 is not on PATH".to_owned());
+    }
+    let program = PathBuf::from(&base.program);
+    let located = if program.is_absolute() {
+        program
+    } else {
+        super::find(&base.program, path.as_deref()).ok_or("python3 is not on PATH")?
+    };
+    Ok((base, located))
+}
+
 /// The largest `pyvenv.cfg` read.
 const MAX_VENV_CFG_BYTES: u64 = 64 << 10;
 
@@ -255,14 +264,7 @@ const MAX_VENV_CFG_BYTES: u64 = 64 << 10;
 /// interpreter and its directory) and sees no system packages: what its
 /// configuration says decides what Python loads before any pinned file.
 pub(super) fn interpreter(dir: &Path) -> Result<(), String> {
-    let path = std::env::var_os("PATH");
-    let base = super::super::launcher::plan("python3", &[], path.as_deref(), dir);
-    let python = PathBuf::from(&base.program);
-    let python = match python.is_absolute() {
-        true => Some(python),
-        false => super::find(&base.program, path.as_deref()),
-    };
-    let located = python.ok_or("python3 is not on PATH")?;
+    let (_, located) = python3(dir)?;
     let real = located
         .canonicalize()
         .map_err(|e| format!("python3 on PATH: {e}"))?;
@@ -443,5 +445,18 @@ mod tests {
         assert_eq!(console_script(text, "bad"), None);
         assert_eq!(console_script(text, "x"), None);
         assert_eq!(normalized("Mcp_Server..Time"), "mcp-server-time");
+    }
+
+    #[test]
+    fn python3_is_located_as_a_server_would_run_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (plan, located) = python3(dir.path()).unwrap();
+        assert!(plan.found, "{:?}", plan.notes);
+        assert!(located.is_absolute() && located.is_file(), "{located:?}");
+        assert!(
+            located.ends_with(&plan.program) || located.file_name() == Some("python3".as_ref()),
+            "{located:?} {}",
+            plan.program
+        );
     }
 }

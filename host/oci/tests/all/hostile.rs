@@ -483,10 +483,10 @@ async fn a_well_behaved_server_passes_the_same_checks() {
 }
 
 #[tokio::test]
-async fn a_push_that_makes_oci_client_panic_is_an_error() {
-    // oci-client unwraps the token it is given into a header: a token
-    // with a newline makes it panic. The push runs in a task of its own,
-    // so that is an error here, and the process goes on.
+async fn a_token_that_is_not_a_header_value_is_an_error_of_the_push() {
+    // A token with a newline cannot go in a header (oci-client, which
+    // pushed before, unwrapped it there and panicked): the push says so,
+    // and the process goes on.
     let server = Server::start(|seen| {
         if seen.path.starts_with("/token") {
             return Behaviour::ok("application/json", br#"{"token":"a\nb"}"#.to_vec());

@@ -14,5 +14,6 @@ mod support;
 
 mod credentials;
 mod hostile;
+mod push;
 mod references;
 mod roundtrip;

@@ -173,6 +173,12 @@ fn decoding_is_exact_and_never_a_guess() {
     let err = codec.decode(&long).unwrap_err();
     assert!(err.truncated() && err.name().len() <= UnknownWireName::MAX_KEPT);
     assert!(long.starts_with(err.name()));
+    // The limit falls inside a character: the cut is before it.
+    let odd = format!("a{}", "é".repeat(300));
+    let cut = codec.decode(&odd).unwrap_err();
+    assert_eq!(cut.name().len(), UnknownWireName::MAX_KEPT - 1);
+    assert_eq!(UnknownWireName::kept(&odd), cut.name());
+    assert_eq!(UnknownWireName::kept("short"), "short");
     let shown = err.to_string();
     assert!(
         !shown.contains('\n') && !shown.contains('\u{202e}'),

@@ -6,7 +6,8 @@
 //! data in a temporary directory, and ends when its [`Registry`] is
 //! dropped or, at the latest, when the test process ends (it is watched
 //! through a pipe only this process holds), so no registry outlives the
-//! tests. Nothing is skipped: a missing docker-registry is a panic that
+//! tests. Nothing is skipped: a missing docker-registry is installed with
+//! apt-get when the tests run as root, and is otherwise a panic that
 //! says how to install it.
 
 use std::collections::BTreeMap;
@@ -121,6 +122,13 @@ pub enum Behaviour {
     Announce(u64),
     /// Answer 200 and send bytes for ever, counting them.
     Endless(Arc<AtomicU64>),
+    /// Answer `status` announcing a body of `length` bytes, and send it,
+    /// made as it goes (never held whole), counting what was sent.
+    Flood {
+        status: u16,
+        length: u64,
+        sent: Arc<AtomicU64>,
+    },
 }
 
 impl Behaviour {
@@ -151,6 +159,7 @@ impl Behaviour {
 /// A request as the server saw it.
 #[derive(Debug, Clone)]
 pub struct Seen {
+    pub method: String,
     pub path: String,
     pub headers: BTreeMap<String, String>,
 }
@@ -226,18 +235,37 @@ async fn serve(
         buffer.drain(..head_end);
         counter.fetch_add(1, Ordering::SeqCst);
         let mut lines = head.split("\r\n");
-        let path = lines
-            .next()
-            .unwrap_or("")
-            .split(' ')
-            .nth(1)
-            .unwrap_or("")
-            .to_owned();
-        let headers = lines
+        let mut request_line = lines.next().unwrap_or("").split(' ');
+        let method = request_line.next().unwrap_or("").to_owned();
+        let path = request_line.next().unwrap_or("").to_owned();
+        let headers: BTreeMap<String, String> = lines
             .filter_map(|line| line.split_once(':'))
             .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
             .collect();
-        match route(&Seen { path, headers }) {
+        // The request's body is read and dropped, so that the next
+        // request on the connection starts where it should.
+        let mut body = headers
+            .get("content-length")
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(0);
+        while body > 0 {
+            if buffer.is_empty() {
+                let mut chunk = [0u8; 4096];
+                let n = stream.read(&mut chunk).await?;
+                if n == 0 {
+                    return Ok(());
+                }
+                buffer.extend_from_slice(&chunk[..n]);
+            }
+            let take = body.min(buffer.len());
+            buffer.drain(..take);
+            body -= take;
+        }
+        match route(&Seen {
+            method,
+            path,
+            headers,
+        }) {
             Behaviour::Reply {
                 status,
                 headers,
@@ -268,6 +296,24 @@ async fn serve(
                 stream.write_all(head.as_bytes()).await?;
                 tokio::time::sleep(Duration::from_secs(3600)).await;
                 return Ok(());
+            }
+            Behaviour::Flood {
+                status,
+                length,
+                sent,
+            } => {
+                let head = format!(
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+                );
+                stream.write_all(head.as_bytes()).await?;
+                let chunk = vec![b' '; 64 << 10];
+                let mut left = length;
+                while left > 0 {
+                    let n = left.min(chunk.len() as u64);
+                    stream.write_all(&chunk[..n as usize]).await?;
+                    sent.fetch_add(n, Ordering::SeqCst);
+                    left -= n;
+                }
             }
             Behaviour::Endless(sent) => {
                 stream
