@@ -49,8 +49,8 @@ fn shell_wasm() -> PathBuf {
 async fn shell_host(mode: confine::Mode) -> Host {
     let mut spec = PluginSpec::new("shell", shell_wasm());
     spec.grants
-        .exec
-        .push(ExecGrant::resolve(TRUE, Path::new("/"), None).expect("/bin/true is a program"));
+        .add_exec(ExecGrant::resolve(TRUE, Path::new("/"), None).expect("/bin/true is a program"))
+        .expect("one grant");
     spec.grants.confinement = mode;
     HostBuilder::new().plugin(spec).build().await.expect("load")
 }

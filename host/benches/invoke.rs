@@ -110,14 +110,11 @@ fn invoke(c: &mut Criterion) {
     group.bench_function("bare_wasmtime", |b| {
         b.to_async(&runtime).iter(|| bare_call(&engine, &pre));
     });
-    let registry = host.registry();
-    let plugin = registry
-        .get("hello/hello.greet")
-        .expect("greet")
-        .source
-        .as_any()
-        .downcast_ref::<tiny_harness_wasm::Plugin>()
-        .expect("greet comes from a plugin");
+    let (_, plugin) = host
+        .plugins()
+        .into_iter()
+        .find(|(name, _)| name == "hello")
+        .expect("the hello plugin");
     group.bench_function("plugin_call", |b| {
         b.to_async(&runtime).iter(|| async {
             let result = plugin.call("hello", "greet", &good.arguments).await;

@@ -51,7 +51,8 @@ fn mcp_wasm() -> PathBuf {
 fn node() -> ExecGrant {
     ExecGrant::resolve("node", Path::new("."), std::env::var_os("PATH").as_deref())
         .expect("node")
-        .with_read(vec![npm::servers_dir().canonicalize().expect("tests/mcp")])
+        .allow_read(npm::servers_dir())
+        .expect("tests/mcp")
 }
 
 /// The mcp plugin with `servers` copies of server-everything.
@@ -66,7 +67,7 @@ fn spec(servers: usize) -> PluginSpec {
     }
     let mut spec = PluginSpec::new("mcp", mcp_wasm());
     spec.config = json!({ "mcpServers": entries });
-    spec.grants.exec.push(node());
+    spec.grants.add_exec(node()).expect("one grant");
     spec
 }
 

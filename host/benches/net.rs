@@ -40,7 +40,8 @@ fn net_wasm() -> PathBuf {
 
 async fn start_host(port: u16) -> Host {
     let mut spec = PluginSpec::new("net", net_wasm());
-    spec.grants.net = vec![NetGrant::parse(&format!("http://127.0.0.1:{port}")).expect("grant")];
+    let grant = NetGrant::parse(&format!("http://127.0.0.1:{port}")).expect("grant");
+    spec.grants.add_net(grant).expect("one grant");
     HostBuilder::new().plugin(spec).build().await.expect("load")
 }
 

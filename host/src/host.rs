@@ -34,6 +34,9 @@ mod turn;
 pub use builder::HostBuilder;
 #[cfg(feature = "intrinsics")]
 pub use intrinsics::IntrinsicOutcome;
+#[cfg(feature = "mcp")]
+pub use repin::CodeDrift;
+pub use repin::LockMigration;
 pub use turn::{MAX_CALLS_PER_TURN, MAX_CONCURRENT_CALLS, Turn, TurnError};
 
 use std::collections::BTreeMap;
@@ -47,7 +50,7 @@ use crate::config::{Config, ConfigError};
 use crate::invoke::{CallOutcome, Invoker, ToolCall};
 #[cfg(feature = "mcp")]
 use crate::mcp_runtime::McpSource;
-use crate::plugin::{LoadError, PluginEngine};
+use crate::plugin::{LoadError, Plugin, PluginEngine};
 use crate::registry::{LiveRegistry, RegistrationLimits, Registry, RegistryError};
 
 /// Why a host could not be built, or a plugin added to it.
@@ -257,6 +260,18 @@ impl Host {
     /// The invoker.
     pub fn invoker(&self) -> &Invoker {
         &self.invoker
+    }
+
+    /// Every plugin loaded, by name, in name order: its component, grants
+    /// and limits as loaded (what `tiny-harness plugins` shows). The MCP
+    /// servers each declared are [`Host::mcp_sources`].
+    pub fn plugins(&self) -> Vec<(String, Arc<Plugin>)> {
+        self.state
+            .loaded()
+            .guards
+            .iter()
+            .map(|(name, guard)| (name.clone(), guard.plugin().clone()))
+            .collect()
     }
 
     #[cfg(feature = "mcp")]

@@ -61,11 +61,10 @@
 //! let dir = tempfile::tempdir()?;
 //! std::fs::write(dir.path().join("note.txt"), "hello")?;
 //! let mut fs = PluginSpec::new("fs", "builtin:fs");
-//! fs.grants.dirs.push(DirGrant {
-//!     host: dir.path().to_owned(),
-//!     guest: "/workspace".into(),
-//!     mode: DirMode::ReadOnly,
-//! });
+//! // Checked as it is made: a relative or `..` guest path, a host path
+//! // that is not a directory, a second grant at `/workspace` are refused.
+//! fs.grants
+//!     .add_dir(DirGrant::new(dir.path(), "/workspace", DirMode::ReadOnly)?)?;
 //! let host = HostBuilder::new().plugin(fs).build().await?;
 //! let call = |name: &str, arguments| ToolCall {
 //!     id: "1".into(),
@@ -93,21 +92,18 @@
 //! use tiny_harness_host::{DirGrant, DirMode, HostBuilder, PluginSpec, ToolCall};
 //! let fs_over = |dir: &std::path::Path, mode| {
 //!     let mut spec = PluginSpec::new("fs", "builtin:fs");
-//!     spec.grants.dirs.push(DirGrant {
-//!         host: dir.to_owned(),
-//!         guest: "/workspace".into(),
-//!         mode,
-//!     });
-//!     spec
+//!     let grant = DirGrant::new(dir, "/workspace", mode)?;
+//!     spec.grants.add_dir(grant)?;
+//!     Ok::<_, tiny_harness_host::GrantError>(spec)
 //! };
 //! let (a, b) = (tempfile::tempdir()?, tempfile::tempdir()?);
 //! let reader = HostBuilder::new()
-//!     .plugin(fs_over(a.path(), DirMode::ReadOnly))
+//!     .plugin(fs_over(a.path(), DirMode::ReadOnly)?)
 //!     .build()
 //!     .await?;
 //! let writer = HostBuilder::new()
 //!     .engine(reader.engine().clone())
-//!     .plugin(fs_over(b.path(), DirMode::ReadWrite))
+//!     .plugin(fs_over(b.path(), DirMode::ReadWrite)?)
 //!     .build()
 //!     .await?;
 //! let write = ToolCall {
@@ -164,8 +160,11 @@
 //! (grants, the kernel's confinement of programs), `tiny-harness-wasm`
 //! (the plugin host under wasmtime, its outbound HTTP),
 //! `tiny-harness-mcp` (the MCP runtime), `tiny-harness-intrinsic` (the
-//! twelve intrinsic tools, the workflow, skills) and
-//! `tiny-harness-provider` (the providers' formats, the wire-name codec).
+//! twelve intrinsic tools, the workflow, skills),
+//! `tiny-harness-provider` (the providers' formats, the wire-name codec)
+//! and `tiny-harness-oci` (OCI references, the component store, pulls and
+//! pushes). The facade re-exports, at its root, the types of theirs an
+//! embedder names, not their modules (the MCP runtime's are in [`mcp`]).
 //! The `tiny-harness` binary and the operator's tooling (`mcp add`,
 //! `install`, `import`, `doctor`, `login`) are `tiny-harness-cli`.
 //!
@@ -173,9 +172,11 @@
 //! tools, the [`mcp`] module), `oauth` (OAuth logins for MCP servers over
 //! HTTP: the token file `mcp login` writes, tokens attached and refreshed,
 //! grants that need no person; implies `mcp`), `http` (outbound HTTP for
-//! plugins through `wasi:http`) and `intrinsics` ([`Workflow`], the
-//! intrinsic tools and skills). Without one, a plugin that needs it is
-//! refused at load ([`HostError::Unsupported`], or a [`LoadError`] naming
+//! plugins through `wasi:http`), `intrinsics` ([`Workflow`], the
+//! intrinsic tools and skills) and `oci` (fetching an `oci://` plugin's
+//! component by its digest when the store beside the config lacks it;
+//! without it such a plugin runs from the store only). Without one, a
+//! plugin that needs it is refused at load ([`HostError::Unsupported`], or a [`LoadError`] naming
 //! the feature); without `oauth`, a server that declares an `oauth` block
 //! is marked failed at load and one that asks for a login is refused, each
 //! saying which feature is missing.
@@ -202,15 +203,18 @@ use tiny_harness_wasm as plugin;
 
 // Building a host.
 pub use config::{Config, ConfigError, OciOrigin, oci_store};
-pub use host::{Host, HostBuilder, HostError};
+pub use host::{Host, HostBuilder, HostError, LockMigration};
 pub use tiny_harness_sandbox::confine::{Mode as Confinement, Rlimits as ProgramLimits};
-pub use tiny_harness_sandbox::grant::{ExecGrant, GrantError, NetGrant};
+pub use tiny_harness_sandbox::grant::{ArgPatterns, EnvNames, ExecGrant, GrantError, NetGrant};
 pub use tiny_harness_wasm::http::HttpLimits;
 pub use tiny_harness_wasm::{
     CompileCache, DirGrant, DirMode, Grants, Limits, LoadError, PluginEngine, PluginSpec,
 };
+pub use tiny_harness_wasm::{CompileOrigin, Plugin};
 
 // Calls and what they return.
+#[cfg(feature = "mcp")]
+pub use host::CodeDrift;
 pub use tiny_harness_core::invoke::{CallOutcome, CallRecorder, Invoker, ToolCall};
 pub use tiny_harness_core::journal::Journal;
 pub use tiny_harness_core::registry::{

@@ -11,7 +11,6 @@ use tiny_harness_core::registry::RegistrationLimit;
 use tiny_harness_host::{
     CallError, DirGrant, DirMode, HostBuilder, HostError, LoadError, PluginSpec, RegistryError,
 };
-use tiny_harness_wasm::Plugin;
 
 use crate::common::{call, error_code, host, hostile, json_of, result_of, text_of};
 
@@ -344,11 +343,9 @@ async fn a_call_cannot_hold_more_host_handles_than_its_limit() {
     let state = tempfile::tempdir().unwrap();
     std::fs::write(state.path().join("f"), "x").unwrap();
     let mut spec = hostile("normal");
-    spec.grants.dirs.push(DirGrant {
-        host: state.path().to_owned(),
-        guest: "/state".into(),
-        mode: DirMode::ReadOnly,
-    });
+    spec.grants
+        .add_dir(DirGrant::new(state.path(), "/state", DirMode::ReadOnly).unwrap())
+        .unwrap();
     spec.limits.open_files = 50;
     let host = host(vec![spec]).await;
     let outcome = call(
@@ -421,18 +418,14 @@ async fn a_call_blocked_in_a_host_call_is_accounted_for_and_does_not_block_shutd
         .unwrap();
     assert!(made.success());
     let mut spec = hostile("normal");
-    spec.grants.dirs.push(DirGrant {
-        host: state.path().to_owned(),
-        guest: "/state".into(),
-        mode: DirMode::ReadOnly,
-    });
+    spec.grants
+        .add_dir(DirGrant::new(state.path(), "/state", DirMode::ReadOnly).unwrap())
+        .unwrap();
     spec.limits.timeout = Duration::from_millis(300);
     let host = host(vec![spec]).await;
-    let registry = host.registry();
-    let (_, source) = registry.sources().next().unwrap();
-    let plugin = source.as_any().downcast_ref::<Plugin>().unwrap();
+    let (_, plugin) = host.plugins().into_iter().next().unwrap();
     let engine = plugin.engine().clone();
-    drop(registry);
+    drop(plugin);
     // Opening a FIFO with no writer blocks in the host's open(2), which no
     // deadline can interrupt: the call times out, and the blocked
     // operation is counted until it returns.

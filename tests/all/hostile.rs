@@ -23,7 +23,7 @@ use crate::common::{call, error_code, hostile, py, text_of};
 /// granted no directory at all.
 fn server(env: &[(&str, &str)], marker: &str) -> tiny_harness_host::PluginSpec {
     let mut spec = py::plugin(json!({ "h": py::stdio("hostile", &[], env, marker) }));
-    spec.grants.dirs.clear();
+    spec.grants.remove_dir("/tmp").unwrap();
     spec
 }
 
@@ -130,10 +130,11 @@ async fn a_socket_grant_lets_the_program_connect() {
     let (_dir, socket, listener) = listener();
     let marker = marker("hostile-socket");
     let mut spec = server(&[("UNIX_SOCKET", py::path_str(&socket))], &marker);
-    let granted = spec.grants.exec.remove(0);
+    let python = spec.grants.exec()[0].written().to_owned();
+    let granted = spec.grants.remove_exec(&python).unwrap();
     spec.grants
-        .exec
-        .push(granted.with_sockets(vec![socket.canonicalize().unwrap()]));
+        .add_exec(granted.allow_socket(&socket).unwrap())
+        .unwrap();
     let host = py::host_of(spec).await;
     let report = probe(&host).await;
     assert_eq!(report["unix_connect"], "ok", "{report}");
@@ -154,9 +155,11 @@ async fn a_program_the_shell_plugin_runs_is_held_the_same() {
     let bystander = Bystander::start();
     let (_dir, socket, listener) = listener();
     let mut spec = crate::common::spec("shell", "shell");
-    spec.grants.exec.push(crate::common::mcp::exec(
-        &py::python().display().to_string(),
-    ));
+    spec.grants
+        .add_exec(crate::common::mcp::exec(
+            &py::python().display().to_string(),
+        ))
+        .unwrap();
     spec.config = json!({"env": {
         "SIGNAL_PID": bystander.pid(),
         "UNIX_SOCKET": py::path_str(&socket),
@@ -191,7 +194,7 @@ async fn a_plugin_cannot_widen_an_exec_grant_through_the_environment() {
     )
     .unwrap()
     .with_args(tiny_harness_sandbox::grant::ArgPatterns::new(&["status".to_owned()]).unwrap());
-    spec.grants.exec.push(grant.clone());
+    spec.grants.add_exec(grant.clone()).unwrap();
     let host = crate::common::host(vec![spec]).await;
     // git would run core.fsmonitor's command through the shell.
     let told = json!({
@@ -216,7 +219,7 @@ async fn a_plugin_cannot_widen_an_exec_grant_through_the_environment() {
     // Listed names may be set; the loader's never, whatever is listed.
     let mut spec = hostile("normal");
     let names = tiny_harness_sandbox::grant::EnvNames::new(&["*".to_owned()]).unwrap();
-    spec.grants.exec.push(grant.with_env(names));
+    spec.grants.add_exec(grant.with_env(names)).unwrap();
     let host = crate::common::host(vec![spec]).await;
     let outcome = call(
         &host,
@@ -245,10 +248,13 @@ async fn a_plugin_cannot_widen_an_exec_grant_through_the_environment() {
 async fn a_server_declaration_may_set_only_what_its_program_is_granted() {
     let marker = marker("hostile-env");
     let mut spec = server(&[("NODE_OPTIONS", "--require /tmp/evil.js")], &marker);
-    let granted = spec.grants.exec.remove(0);
+    let python = spec.grants.exec()[0].written().to_owned();
+    let granted = spec.grants.remove_exec(&python).unwrap();
     // Only the test's marker is listed.
     let names = tiny_harness_sandbox::grant::EnvNames::new(&["TINY_HARNESS_TEST_*".to_owned()]);
-    spec.grants.exec.push(granted.with_env(names.unwrap()));
+    spec.grants
+        .add_exec(granted.with_env(names.unwrap()))
+        .unwrap();
     let host = py::host_of(spec).await;
     let State::Failed(why) = py::status(&host, "h").state else {
         panic!("an ungranted variable must refuse the source")
@@ -275,7 +281,7 @@ async fn a_servers_last_words_are_redacted_and_never_reach_the_model() {
             env.push(("SAY_AND_EXIT", "1"));
         }
         let mut spec = server(&env, &marker);
-        spec.grants.env.push("TINY_HARNESS_TEST_TOKEN_SRC".into());
+        spec.grants.add_env("TINY_HARNESS_TEST_TOKEN_SRC").unwrap();
         spec
     };
     // A first run pins its tools; in the second it fails as it starts,

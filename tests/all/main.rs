@@ -13,6 +13,7 @@ mod builder;
 mod cache;
 mod crates;
 mod fs_tools;
+mod grants;
 mod hardening;
 mod hello;
 mod hostile;

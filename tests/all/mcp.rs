@@ -31,7 +31,7 @@ fn status(host: &Host, server: &str) -> Status {
 
 fn everything(marker: &str) -> PluginSpec {
     let mut spec = mcp_plugin(json!({ "everything": everything_stdio(marker) }));
-    spec.grants.exec.push(exec("node"));
+    spec.grants.add_exec(exec("node")).unwrap();
     spec
 }
 
@@ -101,7 +101,7 @@ async fn arguments_are_validated_before_the_server_is_contacted() {
 async fn streamable_http_is_reached_when_its_url_is_granted() {
     let server = HttpServer::start();
     let mut spec = mcp_plugin(json!({ "remote": { "url": server.url } }));
-    spec.grants.net.push(net("http://127.0.0.1:*"));
+    spec.grants.add_net(net("http://127.0.0.1:*")).unwrap();
     let host = host_of(spec).await;
     let outcome = call(&host, "mcp/remote.echo", json!({"message": "over http"})).await;
     assert_eq!(text_of(&outcome), "Echo: over http");
@@ -119,7 +119,7 @@ async fn a_source_its_grants_refuse_fails_alone_and_says_what_to_grant() {
         "remote": { "url": server.url },
         "granted": { "url": server.url.replace("127.0.0.1", "localhost") },
     }));
-    spec.grants.net.push(net("http://localhost:*"));
+    spec.grants.add_net(net("http://localhost:*")).unwrap();
     let host = host_of(spec).await;
     let Status { state, .. } = status(&host, "local");
     let State::Failed(why) = state else {
@@ -145,8 +145,8 @@ async fn the_environment_holds_only_the_baseline_and_what_is_declared() {
     let mut servers = everything_stdio(&marker);
     servers["env"]["FROM_HOST"] = json!("${TINY_HARNESS_TEST_SECRET}");
     let mut spec = mcp_plugin(json!({ "everything": servers }));
-    spec.grants.exec.push(exec("node"));
-    spec.grants.env.push("TINY_HARNESS_TEST_SECRET".into());
+    spec.grants.add_exec(exec("node")).unwrap();
+    spec.grants.add_env("TINY_HARNESS_TEST_SECRET").unwrap();
     let host = host_of(spec).await;
     let pid = *pids_with(&marker).first().expect("the server runs");
     let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
@@ -178,7 +178,7 @@ async fn the_environment_holds_only_the_baseline_and_what_is_declared() {
     let mut servers = everything_stdio(&marker);
     servers["env"]["FROM_HOST"] = json!("${HOME}");
     let mut spec = mcp_plugin(json!({ "everything": servers }));
-    spec.grants.exec.push(exec("node"));
+    spec.grants.add_exec(exec("node")).unwrap();
     let host = host_of(spec).await;
     let State::Failed(why) = status(&host, "everything").state else {
         panic!("an ungranted variable must refuse the source")
@@ -210,8 +210,8 @@ async fn what_a_server_starts_in_a_session_of_its_own_goes_with_it_at_shutdown()
         format!("setsid sleep 30 < /dev/null > /dev/null 2>&1 & exec node '{js}' stdio"),
     ]);
     let mut spec = mcp_plugin(json!({ "everything": declared }));
-    spec.grants.exec.push(exec("node"));
-    spec.grants.exec.push(exec("sh"));
+    spec.grants.add_exec(exec("node")).unwrap();
+    spec.grants.add_exec(exec("sh")).unwrap();
     let host = host_of(spec).await;
     let until = std::time::Instant::now() + Duration::from_secs(10);
     while pids_with(&marker).len() < 2 && std::time::Instant::now() < until {
@@ -265,7 +265,7 @@ async fn a_call_past_its_timeout_is_cancelled_and_the_session_survives() {
     let mut servers = everything_stdio(&marker);
     servers["timeout_ms"] = json!(1500);
     let mut spec = mcp_plugin(json!({ "everything": servers }));
-    spec.grants.exec.push(exec("node"));
+    spec.grants.add_exec(exec("node")).unwrap();
     let host = host_of(spec).await;
     let started = std::time::Instant::now();
     let outcome = call(
@@ -302,7 +302,7 @@ async fn programs_that_are_not_mcp_servers_fail_their_source_in_one_line() {
         .map(|(n, v)| ((*n).to_owned(), v.clone()))
         .collect();
     let mut spec = mcp_plugin(serde_json::Value::Object(servers));
-    spec.grants.exec.push(exec("sh"));
+    spec.grants.add_exec(exec("sh")).unwrap();
     let started = std::time::Instant::now();
     let host = host_of(spec).await;
     assert!(
@@ -339,7 +339,7 @@ async fn a_slow_start_is_bounded_by_the_start_timeout_not_the_call_timeout() {
         "timeout_ms": 500,
     });
     let mut spec = mcp_plugin(json!({ "slow": slow }));
-    spec.grants.exec.push(exec("sh"));
+    spec.grants.add_exec(exec("sh")).unwrap();
     let host = host_of(spec).await;
     let state = status(&host, "slow").state;
     assert!(!matches!(state, State::Failed(_)), "{state:?}");
@@ -373,12 +373,17 @@ async fn roots_are_the_declared_granted_directories_and_none_by_default() {
     let mut entry = everything_stdio(&marker("roots"));
     entry["roots"] = json!([root]);
     let mut spec = mcp_plugin(json!({ "everything": entry }));
-    spec.grants.exec.push(exec("node"));
-    spec.grants.dirs.push(tiny_harness_host::DirGrant {
-        host: root.clone(),
-        guest: "/workspace".into(),
-        mode: tiny_harness_host::DirMode::ReadOnly,
-    });
+    spec.grants.add_exec(exec("node")).unwrap();
+    spec.grants
+        .add_dir(
+            tiny_harness_host::DirGrant::new(
+                root.clone(),
+                "/workspace",
+                tiny_harness_host::DirMode::ReadOnly,
+            )
+            .unwrap(),
+        )
+        .unwrap();
     let host = host_of(spec).await;
     // server-everything adds `get-roots-list` once it knows the client
     // offers roots, and says so with tools/list_changed: a new tool, which
@@ -401,7 +406,7 @@ async fn roots_are_the_declared_granted_directories_and_none_by_default() {
     let mut entry = everything_stdio(&marker("bad-root"));
     entry["roots"] = json!([root]);
     let mut spec = mcp_plugin(json!({ "everything": entry }));
-    spec.grants.exec.push(exec("node"));
+    spec.grants.add_exec(exec("node")).unwrap();
     let host = host_of(spec).await;
     let State::Failed(why) = status(&host, "everything").state else {
         panic!("an ungranted root must refuse the source")
@@ -457,7 +462,7 @@ async fn a_stdio_server_runs_confined_to_the_plugins_grants() {
         })
     };
     let mut spec = mcp_plugin(json!({ "reader": reader(&marker("confined")) }));
-    spec.grants.exec.push(exec("sh"));
+    spec.grants.add_exec(exec("sh")).unwrap();
     let host = host_of(spec).await;
     let State::Failed(why) = status(&host, "reader").state else {
         panic!("not an MCP server")
@@ -471,7 +476,7 @@ async fn a_stdio_server_runs_confined_to_the_plugins_grants() {
     // Unconfined (only when a config says so), the same program reads it:
     // the assertion above can fail.
     let mut spec = mcp_plugin(json!({ "reader": reader(&marker("unconfined")) }));
-    spec.grants.exec.push(exec("sh"));
+    spec.grants.add_exec(exec("sh")).unwrap();
     spec.grants.confinement = tiny_harness_sandbox::confine::Mode::None;
     let host = host_of(spec).await;
     let State::Failed(why) = status(&host, "reader").state else {

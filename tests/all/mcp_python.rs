@@ -543,7 +543,7 @@ async fn the_python_sdk_is_reached_over_streamable_http() {
     let server = py::http_server(&marker);
     // Reached, not started: a net grant and no exec grant.
     let mut spec = mcp_plugin(json!({ "remote": { "url": server.url } }));
-    spec.grants.net.push(net("http://127.0.0.1:*"));
+    spec.grants.add_net(net("http://127.0.0.1:*")).unwrap();
     let host = host_of(spec).await;
     let status = status(&host, "remote");
     assert_eq!(status.transport, "streamable-http");

@@ -38,10 +38,10 @@ fn name(label: &str) -> String {
 /// the system's resolver.
 fn net(grants: &[String], config: Value) -> PluginSpec {
     let mut spec = spec("net", "net");
-    spec.grants.net = grants
-        .iter()
-        .map(|g| NetGrant::parse(g).unwrap_or_else(|e| panic!("grant {g}: {e}")))
-        .collect();
+    for g in grants {
+        let grant = NetGrant::parse(g).unwrap_or_else(|e| panic!("grant {g}: {e}"));
+        spec.grants.add_net(grant).unwrap();
+    }
     spec.config = config;
     let ip = |s: &str| s.parse::<IpAddr>().unwrap();
     spec.resolver = Arc::new(

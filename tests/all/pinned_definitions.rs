@@ -54,11 +54,9 @@ const PINNED: &[(&str, &str)] = &[
 async fn every_bundled_definition_is_what_the_lock_of_an_existing_config_pins() {
     let dir = tempfile::tempdir().unwrap();
     let mut fs = spec("fs", "fs");
-    fs.grants.dirs.push(DirGrant {
-        host: dir.path().to_owned(),
-        guest: "/workspace".into(),
-        mode: DirMode::ReadWrite,
-    });
+    fs.grants
+        .add_dir(DirGrant::new(dir.path(), "/workspace", DirMode::ReadWrite).unwrap())
+        .unwrap();
     let host = host(vec![
         fs,
         spec("hello", "hello"),

@@ -31,11 +31,9 @@ fn layout() -> tempfile::TempDir {
 
 fn hostile_over(dir: &Path, guest: &str, mode: DirMode) -> PluginSpec {
     let mut spec = hostile("normal");
-    spec.grants.dirs.push(DirGrant {
-        host: dir.to_owned(),
-        guest: guest.into(),
-        mode,
-    });
+    spec.grants
+        .add_dir(DirGrant::new(dir, guest, mode).unwrap())
+        .unwrap();
     spec
 }
 
@@ -341,7 +339,11 @@ async fn environment_variables_are_granted_by_name() {
     assert_eq!(env, serde_json::json!({}), "no grant, no variables");
 
     let mut spec = hostile("normal");
-    spec.grants.env = vec!["PATH".into(), "TINY_HARNESS_SURELY_UNSET_VAR".into()];
+    spec.grants
+        .add_env("PATH")
+        .unwrap()
+        .add_env("TINY_HARNESS_SURELY_UNSET_VAR")
+        .unwrap();
     let host_some = host(vec![spec]).await;
     let env = json_of(&call(&host_some, "hostile/chaos.env", serde_json::json!({})).await);
     assert_eq!(env, serde_json::json!({ "PATH": host_path }));

@@ -39,8 +39,10 @@ fn grant(program: &str) -> ExecGrant {
 /// [`still_works`]) and `programs`.
 fn shell(programs: &[&str], config: Value) -> PluginSpec {
     let mut spec = spec("shell", "shell");
-    spec.grants.exec.push(grant("/bin/echo"));
-    spec.grants.exec.extend(programs.iter().map(|p| grant(p)));
+    spec.grants.add_exec(grant("/bin/echo")).unwrap();
+    for program in programs {
+        spec.grants.add_exec(grant(program)).unwrap();
+    }
     spec.config = config;
     spec
 }
@@ -48,11 +50,9 @@ fn shell(programs: &[&str], config: Value) -> PluginSpec {
 /// Grants `dir` (canonicalised) to `spec` at `guest`; returns the host path.
 fn grant_dir(spec: &mut PluginSpec, dir: &Path, guest: &str, mode: DirMode) -> PathBuf {
     let host = dir.canonicalize().expect("a temporary directory");
-    spec.grants.dirs.push(DirGrant {
-        host: host.clone(),
-        guest: guest.into(),
-        mode,
-    });
+    spec.grants
+        .add_dir(DirGrant::new(host.clone(), guest, mode).unwrap())
+        .unwrap();
     host
 }
 
@@ -194,10 +194,12 @@ async fn a_program_not_granted_is_denied_naming_the_grant() {
 async fn arguments_outside_the_grants_patterns_are_denied_naming_the_argument() {
     let mut spec = shell(&[], json!({}));
     let patterns = ["%s", "[a-z]+"].map(String::from);
-    spec.grants.exec.push(
-        grant("/usr/bin/printf")
-            .with_args(tiny_harness_sandbox::grant::ArgPatterns::new(&patterns).unwrap()),
-    );
+    spec.grants
+        .add_exec(
+            grant("/usr/bin/printf")
+                .with_args(tiny_harness_sandbox::grant::ArgPatterns::new(&patterns).unwrap()),
+        )
+        .unwrap();
     let host = host(vec![spec]).await;
     let printf = |args: Value| json!({"program": "/usr/bin/printf", "args": args});
     let outcome = run(&host, printf(json!(["%s", "hello"]))).await;
@@ -268,7 +270,9 @@ async fn a_cwd_in_a_nested_grant_is_the_directory_the_plugin_sees_there() {
     );
     // What a plugin sees at `/workspace/data` is the inner grant.
     let mut fs = crate::common::spec("fs", "fs");
-    fs.grants.dirs = spec.grants.dirs.clone();
+    for dir in spec.grants.dirs() {
+        fs.grants.add_dir(dir.clone()).unwrap();
+    }
     let host = host(vec![spec, fs]).await;
     let read = call(
         &host,
@@ -294,11 +298,9 @@ async fn a_cwd_in_a_grant_named_through_a_symlink_is_allowed() {
     let link = links.path().join("link");
     std::os::unix::fs::symlink(dir.path(), &link).unwrap();
     let mut spec = shell(&["/bin/pwd"], json!({}));
-    spec.grants.dirs.push(DirGrant {
-        host: link,
-        guest: "/workspace".into(),
-        mode: DirMode::ReadOnly,
-    });
+    spec.grants
+        .add_dir(DirGrant::new(link, "/workspace", DirMode::ReadOnly).unwrap())
+        .unwrap();
     let host = host(vec![spec]).await;
     let outcome = run(&host, json!({"program": "/bin/pwd", "cwd": "/workspace"})).await;
     let real = dir.path().canonicalize().unwrap();
@@ -393,7 +395,7 @@ async fn only_the_configs_environment_reaches_the_program() {
             "SHELL_TEST_FROM_HOST": "${CARGO_PKG_NAME}",
         }}),
     );
-    spec.grants.env.push("CARGO_PKG_NAME".into());
+    spec.grants.add_env("CARGO_PKG_NAME").unwrap();
     let host = host(vec![spec]).await;
     let outcome = run(&host, json!({"program": "/usr/bin/env"})).await;
     let stdout = ok(&outcome)["stdout"].as_str().unwrap().to_owned();

@@ -9,11 +9,9 @@ use crate::common::{call, error_code, host, hostile, json_of, text_of};
 /// a trace of every call that reaches the plugin.
 fn recording(dir: &std::path::Path) -> tiny_harness_host::PluginSpec {
     let mut spec = hostile("normal");
-    spec.grants.dirs.push(DirGrant {
-        host: dir.to_owned(),
-        guest: "/state".into(),
-        mode: DirMode::ReadWrite,
-    });
+    spec.grants
+        .add_dir(DirGrant::new(dir, "/state", DirMode::ReadWrite).unwrap())
+        .unwrap();
     spec
 }
 

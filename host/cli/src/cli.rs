@@ -22,18 +22,20 @@ mod pins;
 mod plugins;
 mod replay;
 mod scaffold;
+mod session;
 mod tools;
 mod workflow;
 
 use std::io::{Read as _, Write as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use args::{Cli, Command, McpAction, PinsAction, PluginAction, WorkflowAction};
 use clap::Parser as _;
+use session::{Globals, Heard, Session};
 use tiny_harness_core::display::{block, one_line};
-use tiny_harness_host::{Config, Host, HostBuilder, Journal, ToolCall};
+use tiny_harness_host::{Journal, Provider, ToolCall};
 
 /// Exit code for a usage or config error.
 const EXIT_USAGE: u8 = 2;
@@ -143,206 +145,69 @@ fn emit(text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// Runs the command `cli` names: one arm per command, each a function of
+/// its own. Those that work on files alone (`mcp import`, `mcp add`, `mcp
+/// install`, `workflow apply`, `plugin ...`) never build a host; the rest
+/// run against a host built from the config ([`Session`]).
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    // Parse the arguments before loading anything: a typo in the JSON should
-    // not wait for plugins to compile.
-    let arguments = match &cli.command {
-        Command::Call { arguments, .. } => Some(parse_arguments(arguments)?),
-        Command::Mcp {
-            action: McpAction::Import { file, wasm },
-        } => return pins::import(file, wasm),
-        Command::Mcp {
-            action:
-                McpAction::Add {
-                    name,
-                    env,
-                    write,
-                    wasm,
-                    command,
-                },
-        } => {
-            let request = crate::tooling::add::Request {
-                name: name.clone(),
-                env: env.clone(),
-                writable: write.clone(),
-                wasm: wasm.clone(),
-            };
-            return mcp::add(&cli.config, &request, command);
-        }
-        Command::Mcp {
-            action:
-                McpAction::Install {
-                    server,
-                    upgrade,
-                    timeout,
-                    max_size,
-                },
-        } => {
-            let limits = crate::tooling::install::InstallLimits::new(
-                std::time::Duration::from_secs(*timeout),
-                max_size << 20,
-            );
-            let options = crate::tooling::install::Options::new(*upgrade, cli.locked, limits);
-            return install::install(&cli.config, server.as_deref(), options).await;
-        }
-        Command::Workflow {
-            action: WorkflowAction::Apply { file, from },
-        } => return workflow::apply(file, from.as_deref()),
-        Command::Plugin {
-            action: PluginAction::Inspect { file, json },
-        } => return inspect::inspect(file, *json, cli.no_cache).await,
-        Command::Plugin {
-            action:
-                PluginAction::Publish {
-                    file,
-                    reference,
-                    user,
-                    password_stdin,
-                },
-        } => {
-            let login = oci::Login {
-                user: user.as_deref(),
-                password_stdin: *password_stdin,
-            };
-            return oci::publish(file, reference, &login, cli.no_cache).await;
-        }
-        Command::Plugin {
-            action:
-                PluginAction::Add {
-                    name,
-                    reference,
-                    upgrade,
-                    user,
-                    password_stdin,
-                },
-        } => {
-            let login = oci::Login {
-                user: user.as_deref(),
-                password_stdin: *password_stdin,
-            };
-            let reference = reference.as_deref();
-            return oci::add(&cli.config, name, reference, *upgrade, &login, cli.no_cache).await;
-        }
-        Command::Plugin {
-            action:
-                PluginAction::New {
-                    name,
-                    lang,
-                    dir,
-                    sdk,
-                },
-        } => {
-            let told = scaffold::scaffold(name, *lang, dir.as_deref(), sdk.as_deref())?;
-            emit(&told)?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        _ => None,
+    let Cli {
+        config,
+        no_cache,
+        journal,
+        journal_full,
+        locked,
+        verbose: _,
+        command,
+    } = cli;
+    let globals = Globals {
+        config,
+        no_cache,
+        journal,
+        journal_full,
+        locked,
     };
-    let config = Config::load(&cli.config)?;
-    let mut builder = HostBuilder::new()
-        .config(&config)
-        .locked(cli.locked)
-        .intrinsics(intrinsics(&cli.command));
-    if cli.no_cache {
-        builder = builder.compile_cache(None);
-    }
-    let journal = match &cli.journal {
-        Some(path) => {
-            let journal = Journal::open(path, cli.journal_full)
-                .map_err(|e| anyhow::anyhow!("cannot open the journal {}: {e}", path.display()))?;
-            let journal = std::sync::Arc::new(journal);
-            builder = builder.recorder(journal.clone());
-            Some(journal)
-        }
-        None => None,
-    };
-    let host = builder.build().await?;
-    if let Some((shared, own)) = host.lock_taken_from() {
-        let written = if cli.locked {
-            "under --locked it is not written; run once without --locked to write it"
-        } else {
-            "it is written now, and the shared file is left as it is"
-        };
-        eprintln!(
-            "tiny-harness: note: this config's pins now live in a lock of its own, {}; they were \
-             taken from {}, which every config in that directory used to share ({written})",
-            one_line(&own.display().to_string()),
-            one_line(&shared.display().to_string()),
-        );
-    }
-    let quiet = matches!(
-        cli.command,
-        Command::Plugins { .. }
-            | Command::Mcp {
-                action: McpAction::Doctor { .. }
-                    | McpAction::Login { .. }
-                    | McpAction::Logout { .. }
-            }
-    );
-    if !quiet {
-        // A call hears only of its own server; the rest of a config's
-        // troubles are for `tools`, `plugins` and that server's calls.
-        let only = match &cli.command {
-            Command::Call { name, .. } => Some(
-                host.registry()
-                    .server_of(name)
-                    .map(|(plugin, server)| (plugin.to_owned(), server.to_owned())),
-            ),
-            _ => None,
-        };
-        warn_failed_sources(&host, only.as_ref().map(Option::as_ref));
-    }
-    // `pins` shows the differences itself; `plugins` is a report.
-    if matches!(
-        cli.command,
-        Command::Tools { .. } | Command::Call { .. } | Command::Replay { .. }
-    ) {
-        for line in pins::drift_warnings(&host) {
-            eprintln!("tiny-harness: warning: {line}");
-        }
-    }
-    let code = command(cli, &host, &config, arguments, journal.as_deref()).await;
-    // Close every MCP session cleanly: stdin closed, a grace period, then
-    // the process group killed.
-    host.shutdown().await;
-    code
-}
-
-/// One warning line per MCP server that could not be used; with `only`,
-/// for that one server (`Some(None)`: for none).
-fn warn_failed_sources(host: &Host, only: Option<Option<&(String, String)>>) {
-    for (plugin, source) in host.mcp_sources() {
-        if let Some(only) = only
-            && only != Some(&(plugin.clone(), source.server().to_owned()))
-        {
-            continue;
-        }
-        if let tiny_harness_mcp::State::Failed(why) = source.status().state {
-            eprintln!(
-                "tiny-harness: warning: plugin {}: mcp server {}: {}",
-                one_line(&plugin),
-                one_line(source.server()),
-                one_line(&why)
-            );
-        }
-    }
-}
-
-async fn command(
-    cli: Cli,
-    host: &Host,
-    config: &Config,
-    arguments: Option<serde_json::Value>,
-    journal: Option<&Journal>,
-) -> anyhow::Result<ExitCode> {
-    let host = host.clone();
-    match cli.command {
+    match command {
         Command::Tools {
             json,
-            provider: Some(provider),
+            provider,
             gemini_subset,
-            ..
-        } => {
+            intrinsics,
+        } => tools(&globals, json, provider, gemini_subset, intrinsics).await,
+        Command::Plugins { json } => plugins(&globals, json).await,
+        Command::Call {
+            name,
+            arguments,
+            id,
+            json,
+            workflow,
+            actor,
+        } => call(&globals, name, &arguments, id, json, workflow, actor).await,
+        Command::Workflow { action } => workflow_command(action),
+        Command::Replay {
+            file,
+            provider,
+            json,
+            workflow,
+            actor,
+        } => replay(&globals, &file, provider, json, workflow, actor).await,
+        Command::Pins { action } => pins_command(&globals, action).await,
+        Command::Mcp { action } => mcp_command(&globals, action).await,
+        Command::Plugin { action } => plugin_command(&globals, action).await,
+    }
+}
+
+/// `tools`: every registered tool, or with `--provider` each as that
+/// provider is sent it.
+async fn tools(
+    globals: &Globals,
+    json: bool,
+    provider: Option<Provider>,
+    gemini_subset: bool,
+    intrinsics: bool,
+) -> anyhow::Result<ExitCode> {
+    let session = Session::open(globals, intrinsics, Heard::FailuresAndDrift).await?;
+    let printed = match provider {
+        Some(provider) => {
             let gemini = if gemini_subset {
                 tiny_harness_provider::GeminiSchema::Subset(
                     tiny_harness_provider::SchemaLimits::DEFAULT,
@@ -350,136 +215,240 @@ async fn command(
             } else {
                 tiny_harness_provider::GeminiSchema::JsonSchema
             };
-            tools::print_wire_tools(&host, provider, gemini, json)?;
-            Ok(ExitCode::SUCCESS)
+            tools::print_wire_tools(&session.host, provider, gemini, json)
         }
-        Command::Tools { json, .. } => {
-            tools::print_tools(&host, json)?;
-            Ok(ExitCode::SUCCESS)
+        None => tools::print_tools(&session.host, json),
+    };
+    session.close(printed.map(|()| ExitCode::SUCCESS)).await
+}
+
+/// `plugins`: every loaded plugin, what it is granted, its MCP servers.
+async fn plugins(globals: &Globals, json: bool) -> anyhow::Result<ExitCode> {
+    let session = Session::open(globals, false, Heard::Nothing).await?;
+    let printed = plugins::print_plugins(&session.host, json);
+    session.close(printed.map(|()| ExitCode::SUCCESS)).await
+}
+
+/// `call`: one validated call of a tool, or of an intrinsic (against a
+/// workflow state with `--workflow`).
+async fn call(
+    globals: &Globals,
+    name: String,
+    arguments: &str,
+    id: String,
+    json: bool,
+    workflow: Option<PathBuf>,
+    actor: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    // Parse the arguments before loading anything: a typo in the JSON should
+    // not wait for plugins to compile.
+    let arguments = parse_arguments(arguments)?;
+    let intrinsic = workflow::intrinsic(&name).is_some();
+    let session = Session::open(
+        globals,
+        intrinsic || workflow.is_some(),
+        Heard::CallOf(&name),
+    )
+    .await?;
+    let call = ToolCall {
+        id,
+        name,
+        arguments,
+    };
+    let outcome = match workflow {
+        Some(state) => workflow::call(&session.host, &call, &state, actor.as_deref(), json).await,
+        None if intrinsic => workflow::call_unbound(&session.host, &call, json).await,
+        None => call_tool(&session, &call, json, globals.journal.as_deref()).await,
+    };
+    session.close(outcome).await
+}
+
+/// A call of a plugin's or an MCP server's tool, printed as its block (or
+/// as JSON); exit code 1 for an error result.
+async fn call_tool(
+    session: &Session,
+    call: &ToolCall,
+    json: bool,
+    journal_path: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let host = &session.host;
+    // Each `call` is one iteration of the tool loop: MCP servers list
+    // their tools again before it and refuse changed ones.
+    host.begin_iteration();
+    let mut outcome = host.invoke(call).await;
+    // A person at the terminal is asked to log in, once, and the call made
+    // again (a step-up included); without one the outcome says what to run.
+    if mcp::offer_login(host, &outcome).await {
+        outcome = host.invoke(call).await;
+    }
+    if json {
+        emit(&tiny_harness_core::display::json_pretty(
+            &outcome.to_json(),
+        )?)?;
+    } else {
+        // The block's lines stay lines; the plugin's escape sequences,
+        // carriage returns and bidi overrides show as escapes instead of
+        // acting on the terminal.
+        emit(&block(outcome.render()))?;
+    }
+    if let Some(error) = session.journal.as_deref().and_then(Journal::take_error) {
+        let path = journal_path.unwrap_or(Path::new("")).display();
+        anyhow::bail!("the call ran but could not be written to the journal {path}: {error}");
+    }
+    Ok(if outcome.is_error() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `workflow apply`: a recorded command list replayed.
+fn workflow_command(action: WorkflowAction) -> anyhow::Result<ExitCode> {
+    match action {
+        WorkflowAction::Apply { file, from } => workflow::apply(&file, from.as_deref()),
+    }
+}
+
+/// `replay`: the tool calls of a recorded provider response, turn by turn
+/// (the intrinsics too, with `--workflow`).
+async fn replay(
+    globals: &Globals,
+    file: &Path,
+    provider: Provider,
+    json: bool,
+    workflow: Option<PathBuf>,
+    actor: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    let session = Session::open(globals, workflow.is_some(), Heard::FailuresAndDrift).await?;
+    let bound = workflow.as_deref().map(|state| (state, actor.as_deref()));
+    let outcome = replay::replay(&session.host, file, provider, json, bound).await;
+    session.close(outcome).await
+}
+
+/// `pins diff` and `pins update`.
+async fn pins_command(globals: &Globals, action: PinsAction) -> anyhow::Result<ExitCode> {
+    let session = Session::open(globals, false, Heard::Failures).await?;
+    let outcome = match action {
+        PinsAction::Diff { server } => {
+            pins::diff(&session.host, &session.config, server.as_deref()).await
         }
-        Command::Plugins { json } => {
-            plugins::print_plugins(&host, json)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Replay {
-            file,
-            provider,
-            json,
-            workflow,
-            actor,
-        } => {
-            let bound = workflow.as_deref().map(|state| (state, actor.as_deref()));
-            replay::replay(&host, &file, provider, json, bound).await
-        }
-        Command::Pins {
-            action: PinsAction::Diff { server },
-        } => pins::diff(&host, config, server.as_deref()).await,
-        Command::Pins {
-            action: PinsAction::Update { server },
-        } => pins::update(&host, server.as_deref()).await,
-        Command::Mcp {
-            action: McpAction::Doctor { server },
-        } => mcp::doctor(&host, &server).await,
-        Command::Mcp {
-            action:
-                McpAction::Login {
-                    server,
-                    scopes,
-                    no_browser,
-                    wait,
-                },
-        } => mcp::login(&host, &server, scopes, !no_browser, wait).await,
-        Command::Mcp {
-            action: McpAction::Logout { server },
-        } => mcp::logout(&host, &server).await,
-        Command::Mcp { .. } | Command::Workflow { .. } | Command::Plugin { .. } => {
-            unreachable!("handled before the config is loaded")
-        }
-        Command::Call {
+        PinsAction::Update { server } => pins::update(&session.host, server.as_deref()).await,
+    };
+    session.close(outcome).await
+}
+
+/// `mcp ...`: `import`, `add` and `install` work on files; `doctor`,
+/// `login` and `logout` on a host built from the config.
+async fn mcp_command(globals: &Globals, action: McpAction) -> anyhow::Result<ExitCode> {
+    match action {
+        McpAction::Import { file, wasm } => pins::import(&file, &wasm),
+        McpAction::Add {
             name,
-            id,
-            json,
-            workflow: Some(state),
-            actor,
-            ..
+            env,
+            write,
+            wasm,
+            command,
         } => {
-            let call = ToolCall {
-                id,
+            let request = crate::tooling::add::Request {
                 name,
-                arguments: arguments.unwrap_or_default(),
+                env,
+                writable: write,
+                wasm,
             };
-            workflow::call(&host, &call, &state, actor.as_deref(), json).await
+            mcp::add(&globals.config, &request, &command)
         }
-        Command::Call { name, id, json, .. } if workflow::intrinsic(&name).is_some() => {
-            let call = ToolCall {
-                id,
-                name,
-                arguments: arguments.unwrap_or_default(),
-            };
-            workflow::call_unbound(&host, &call, json).await
+        McpAction::Install {
+            server,
+            upgrade,
+            timeout,
+            max_size,
+        } => {
+            let limits = crate::tooling::install::InstallLimits::new(
+                std::time::Duration::from_secs(timeout),
+                max_size << 20,
+            );
+            let options = crate::tooling::install::Options::new(upgrade, globals.locked, limits);
+            install::install(&globals.config, server.as_deref(), options).await
         }
-        Command::Call { name, id, json, .. } => {
-            let call = ToolCall {
-                id,
-                name,
-                arguments: arguments.unwrap_or_default(),
-            };
-            // Each `call` is one iteration of the tool loop: MCP servers
-            // list their tools again before it and refuse changed ones.
-            host.begin_iteration();
-            let mut outcome = host.invoke(&call).await;
-            // A person at the terminal is asked to log in, once, and the
-            // call made again (a step-up included); without one the
-            // outcome says what to run.
-            if mcp::offer_login(&host, &outcome).await {
-                outcome = host.invoke(&call).await;
-            }
-            if json {
-                emit(&tiny_harness_core::display::json_pretty(
-                    &outcome.to_json(),
-                )?)?;
-            } else {
-                // The block's lines stay lines; the plugin's escape
-                // sequences, carriage returns and bidi overrides show as
-                // escapes instead of acting on the terminal.
-                emit(&block(outcome.render()))?;
-            }
-            if let Some(error) = journal.and_then(|j| j.take_error()) {
-                let path = cli.journal.as_deref().unwrap_or(Path::new("")).display();
-                anyhow::bail!(
-                    "the call ran but could not be written to the journal {path}: {error}"
-                );
-            }
-            Ok(if outcome.is_error() {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
+        McpAction::Doctor { server } => {
+            let session = Session::open(globals, false, Heard::Nothing).await?;
+            let outcome = mcp::doctor(&session.host, &server).await;
+            session.close(outcome).await
+        }
+        McpAction::Login {
+            server,
+            scopes,
+            no_browser,
+            wait,
+        } => {
+            let session = Session::open(globals, false, Heard::Nothing).await?;
+            let outcome = mcp::login(&session.host, &server, scopes, !no_browser, wait).await;
+            session.close(outcome).await
+        }
+        McpAction::Logout { server } => {
+            let session = Session::open(globals, false, Heard::Nothing).await?;
+            let outcome = mcp::logout(&session.host, &server).await;
+            session.close(outcome).await
         }
     }
 }
 
-/// Where compiled plugins are cached: `$TINY_HARNESS_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/tiny-harness`, else `~/.cache/tiny-harness`; none if
-/// none of these is set (or the chosen one is empty).
-/// Whether `command` needs the intrinsics: listing them, a call of one,
-/// or a call or replay against a workflow.
-fn intrinsics(command: &Command) -> bool {
-    matches!(
-        command,
-        Command::Tools {
-            intrinsics: true,
-            ..
-        } | Command::Call {
-            workflow: Some(_),
-            ..
-        } | Command::Replay {
-            workflow: Some(_),
-            ..
+/// `plugin ...`: components looked into, published, added or started;
+/// none of these builds a host.
+async fn plugin_command(globals: &Globals, action: PluginAction) -> anyhow::Result<ExitCode> {
+    match action {
+        PluginAction::Inspect { file, json } => {
+            inspect::inspect(&file, json, globals.no_cache).await
         }
-    ) || matches!(command, Command::Call { name, .. } if workflow::intrinsic(name).is_some())
+        PluginAction::Publish {
+            file,
+            reference,
+            user,
+            password_stdin,
+        } => {
+            let login = oci::Login {
+                user: user.as_deref(),
+                password_stdin,
+            };
+            oci::publish(&file, &reference, &login, globals.no_cache).await
+        }
+        PluginAction::Add {
+            name,
+            reference,
+            upgrade,
+            user,
+            password_stdin,
+        } => {
+            let login = oci::Login {
+                user: user.as_deref(),
+                password_stdin,
+            };
+            let reference = reference.as_deref();
+            oci::add(
+                &globals.config,
+                &name,
+                reference,
+                upgrade,
+                &login,
+                globals.no_cache,
+            )
+            .await
+        }
+        PluginAction::New {
+            name,
+            lang,
+            dir,
+            sdk,
+        } => {
+            let told = scaffold::scaffold(&name, lang, dir.as_deref(), sdk.as_deref())?;
+            emit(&told)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
+/// The arguments of `call`: `text` as JSON, or for `-` standard input (at
+/// most [`MAX_STDIN_ARGUMENTS`]) as JSON.
 fn parse_arguments(text: &str) -> anyhow::Result<serde_json::Value> {
     let owned;
     let text = if text == "-" {

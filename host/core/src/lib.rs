@@ -18,7 +18,10 @@
 //! [`net`] (which hosts are loopback: no I/O, only the rule).
 //!
 //! Embedders use these through the `tiny-harness-host` facade, which
-//! re-exports them at the same paths.
+//! re-exports the types an embedder names (the invoker's `ToolCall`,
+//! `CallOutcome` and `CallRecorder`, the registry's types, `ToolSource`,
+//! the tool data, `SchemaHash`, `Journal`, `Change` and `Drift`) at its
+//! root; these modules themselves are not re-exported.
 
 pub mod declaration;
 pub mod display;

@@ -467,9 +467,6 @@ mod tests {
         ) -> crate::source::CallFuture<'a> {
             Box::pin(async { Err(crate::tool::CallError::Failed("nothing".into())) })
         }
-        fn as_any(&self) -> &dyn std::any::Any {
-            self
-        }
     }
 
     fn pending(server: &str, name: &str) -> PendingTool {

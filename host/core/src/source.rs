@@ -1,14 +1,13 @@
 //! What a source of tools is: something that registers tool definitions
 //! and then runs one of them, by server and tool name, when the invoker
-//! asks. Plugins are sources today; MCP sessions and intrinsics are the
-//! next ones.
+//! asks. Plugins, the MCP servers they declare and the intrinsics are
+//! sources.
 //!
 //! Invariant: this is the only thing the registry and the invoker know
 //! about where a tool runs. A new kind of source implements [`ToolSource`]
 //! and touches neither of them; the registry never imports a source's own
 //! module.
 
-use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -48,13 +47,6 @@ impl CallLimits {
 /// The future a [`ToolSource`] call returns.
 pub type CallFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolResult, CallError>> + Send + 'a>>;
 
-/// A source of tools: it runs the tools it registered.
-///
-/// Implementations must contain every failure of their own in the
-/// [`CallError`] they return (a crash, a timeout, a broken transport) and
-/// must stop by `deadline`; the invoker has already validated the
-/// arguments against the tool's input schema and checks the result
-/// against its output schema afterwards.
 /// Why a tool a source has no registered entry for is not simply unknown
 /// (see [`ToolSource::missing`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +63,12 @@ pub enum Missing {
 
 /// A source of tools: it lists the definitions a registry registers, and
 /// runs one of them, by server and tool name, when the invoker asks.
+///
+/// Implementations must contain every failure of their own in the
+/// [`CallError`] they return (a crash, a timeout, a broken transport) and
+/// must stop by `deadline`; the invoker has already validated the
+/// arguments against the tool's input schema and checks the result
+/// against its output schema afterwards.
 pub trait ToolSource: Send + Sync + fmt::Debug {
     /// What kind of source this is (`plugin`, `mcp`, ...), for people.
     fn kind(&self) -> &'static str;
@@ -97,8 +95,4 @@ pub trait ToolSource: Send + Sync + fmt::Debug {
         let _ = (server, tool);
         None
     }
-
-    /// The source as [`Any`], so that code that knows a concrete kind (the
-    /// CLI showing a plugin's grants) can reach it.
-    fn as_any(&self) -> &dyn Any;
 }

@@ -11,7 +11,6 @@
 //!   arguments.
 //! - A call with no workflow bound runs nothing and says how to bind one.
 
-use std::any::Any;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -283,10 +282,6 @@ impl ToolSource for IntrinsicSource {
                 Err(error) => Ok(error_result(&error)),
             }
         })
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -34,6 +34,9 @@ use super::child::Child;
 use super::client::{Handler, Shared};
 use super::launch::{Endpoint, Launch, Program, Target};
 
+mod failure;
+pub use failure::Failure;
+
 /// Pages of `tools/list` followed before a listing is refused.
 pub const MAX_PAGES: usize = 1000;
 
@@ -57,60 +60,6 @@ pub(super) struct Connection {
     pub login: Option<Arc<super::oauth::Attached>>,
 }
 
-/// Why a session could not be opened. `reason` may go anywhere, the
-/// model's `unavailable` result included; `said` (the last line the
-/// program wrote to standard error, its secrets redacted) is the server's
-/// own text, and goes only to people: `plugins` and the log.
-#[derive(Debug, Clone)]
-pub struct Failure {
-    /// Why, in one line that may go anywhere.
-    pub reason: String,
-    /// The program's last line on standard error, its secrets redacted:
-    /// for people only.
-    pub said: Option<String>,
-    /// The server refused the host's credentials (an HTTP 401 or 403):
-    /// whether a login would help.
-    pub login: Option<bool>,
-    /// The server's `WWW-Authenticate` challenge, when it refused so.
-    pub challenge: Option<String>,
-    /// Nothing was started or reached: the host refused first (its
-    /// install was changed), and trying again cannot help.
-    pub settled: bool,
-}
-
-impl From<String> for Failure {
-    fn from(reason: String) -> Failure {
-        Failure {
-            reason,
-            said: None,
-            login: None,
-            challenge: None,
-            settled: false,
-        }
-    }
-}
-
-impl Failure {
-    /// The reason with the program's last words, for people.
-    pub fn detailed(&self) -> String {
-        match &self.said {
-            Some(said) => format!("{}; its last words: {said}", self.reason),
-            None => self.reason.clone(),
-        }
-    }
-
-    /// The reason alone, saying where the rest is: for the model.
-    pub fn for_model(&self) -> String {
-        match &self.said {
-            Some(_) => format!(
-                "{} (what the server wrote to stderr is shown by `tiny-harness plugins`)",
-                self.reason
-            ),
-            None => self.reason.clone(),
-        }
-    }
-}
-
 /// Starts or reaches `launch`'s server and opens a session with it, as
 /// connection number `generations + 1` of source `server`, taking messages
 /// of at most `largest` bytes from it.
@@ -131,13 +80,17 @@ pub(super) async fn connect(
     // A server run from its install starts only from the install as it was
     // put in place: checked before anything is started, once per session.
     if let Some(check) = launch.store_check.clone() {
-        let checked = tokio::task::spawn_blocking(move || check.run().map_err(|e| e.to_string()))
-            .await
-            .unwrap_or_else(|e| Err(format!("the check of its install failed: {e}")));
-        if let Err(reason) = checked {
+        let checked = match tokio::task::spawn_blocking(move || check.run()).await {
+            Ok(checked) => checked.map_err(|e| Failure::caused(e.to_string(), e)),
+            Err(e) => Err(Failure::caused(
+                format!("the check of its install failed: {e}"),
+                e,
+            )),
+        };
+        if let Err(failure) = checked {
             return Err(Failure {
                 settled: true,
-                ..Failure::from(reason)
+                ..failure
             });
         }
     }
@@ -274,8 +227,12 @@ async fn open_process(
     message_limit: usize,
     server: &str,
 ) -> Result<Connection, Refused> {
-    let (mut child, stdout, stdin) = Child::spawn(process, server)
-        .map_err(|e| format!("cannot start {}: {e}", process.program.display()))?;
+    let (mut child, stdout, stdin) = Child::spawn(process, server).map_err(|e| {
+        Failure::caused(
+            format!("cannot start {}: {e}", process.program.display()),
+            e,
+        )
+    })?;
     let tripped = Arc::new(Tripped::default());
     let stdout = BoundedLines::new(stdout, message_limit, server, tripped.clone());
     let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(message_limit);
@@ -314,6 +271,7 @@ async fn open_process(
                 login: None,
                 challenge: None,
                 settled: false,
+                cause: Some(Box::new(e)),
             }))
         }
     }
@@ -329,7 +287,9 @@ async fn open_http(
     lifecycle: ClientLifecycleMode,
     message_limit: usize,
 ) -> Result<Connection, Refused> {
-    let mut login = super::oauth::attach(endpoint.auth()).await?;
+    let mut login = super::oauth::attach(endpoint.auth())
+        .await
+        .map_err(|e| Failure::caused(e.to_string(), e))?;
     let logged_in = login.is_some();
     let mut served = serve_http(
         endpoint,
@@ -347,7 +307,9 @@ async fn open_http(
     {
         let replaced = login.as_ref().is_some_and(|l| l.take_replaced());
         let again = replaced || {
-            let renewed = super::oauth::attach_anew(endpoint.auth()).await?;
+            let renewed = super::oauth::attach_anew(endpoint.auth())
+                .await
+                .map_err(|e| Failure::caused(e.to_string(), e))?;
             let obtained = renewed.is_some();
             if obtained {
                 login = renewed;
@@ -368,6 +330,7 @@ async fn open_http(
                 login: Some(refusal.login_would_help),
                 challenge: Some(challenge.to_owned()),
                 settled: false,
+                cause: None,
             });
         }
         Refused {
@@ -411,7 +374,7 @@ async fn serve_http(
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+        .map_err(|e| Failure::caused(format!("cannot build an HTTP client: {e}"), e))?;
     let config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
         .custom_headers(headers)
         .max_json_response_size(message_limit)

@@ -30,6 +30,42 @@ pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest start a declaration may ask for.
 pub const MAX_START_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// Why the host will not start or reach a declared server: one line that
+/// says what to do, and the error behind it, when there is one, as the
+/// source (its message already in the line).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LaunchRefused {
+    /// The host's own reason.
+    #[error("{0}")]
+    Reason(String),
+    /// An error whose own line says why.
+    #[error("{0}")]
+    Error(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The host's reason for an error, which the reason names.
+    #[error("{reason}")]
+    Caused {
+        /// Why, in one line (the error's message in it).
+        reason: String,
+        /// The error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl LaunchRefused {
+    /// Refused for `error`, whose own line says why.
+    pub fn error(error: impl std::error::Error + Send + Sync + 'static) -> LaunchRefused {
+        LaunchRefused::Error(Box::new(error))
+    }
+}
+
+impl From<String> for LaunchRefused {
+    fn from(reason: String) -> LaunchRefused {
+        LaunchRefused::Reason(reason)
+    }
+}
+
 /// A declared server, checked against the grants and resolved.
 #[derive(Debug)]
 pub struct Launch {
@@ -231,7 +267,7 @@ fn endpoint(plugin: &str, http: &Http, grants: &Grants) -> Result<Endpoint, Laun
             redact_url(url.as_str())
         )));
     }
-    let grant = grant::find_net(&grants.net, &url).map_err(|denied| LaunchError::NotGranted {
+    let grant = grant::find_net(grants.net(), &url).map_err(|denied| LaunchError::NotGranted {
         plugin: plugin.to_owned(),
         what: redact_url(url.as_str()),
         grant: denied.suggestion(),
@@ -254,7 +290,7 @@ fn endpoint(plugin: &str, http: &Http, grants: &Grants) -> Result<Endpoint, Laun
                 tiny_harness_core::display::one_line(name)
             )));
         }
-        let value = expand(plugin, value, &grants.env, &format!("header {name}"))?;
+        let value = expand(plugin, value, grants.env(), &format!("header {name}"))?;
         if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
             return Err(LaunchError::Invalid(format!(
                 "the value of header {name} holds a line break or NUL"

@@ -4,7 +4,9 @@
 //! (`rmcp`) over stdio or streamable HTTP, for the plugins that declare them.
 //! It depends on `tiny-harness-core` and `tiny-harness-sandbox` only, never
 //! on the WebAssembly crate: a plugin's declarations reach it as the core's
-//! plain types. The `tiny-harness-host` facade re-exports it as `mcp`; the
+//! plain types. The `tiny-harness-host` facade re-exports what a host's
+//! MCP servers are shown as ([`McpSource`], [`State`], [`Status`] and the
+//! errors they name) in its module `mcp`, with its `mcp` feature; the
 //! operator's tooling over it (`add`, `import`, `install`, `doctor`,
 //! `login`) is the command line's (`tiny-harness-cli`).
 //!
@@ -51,7 +53,7 @@ pub use client::{MAX_LOG_MESSAGES, MAX_PROGRESS};
 pub use connect::Failure;
 pub use convert::{ListingError, Skipped};
 pub use declaration::{Declaration, Http, Stdio, Transport};
-pub use launch::{BASELINE_ENV, Launch, LaunchError};
+pub use launch::{BASELINE_ENV, Launch, LaunchError, LaunchRefused};
 pub use session::{
     MAX_ATTEMPTS, MAX_PAGES, McpSource, SourceError, SourceLimits, State, Status, Unauthenticated,
 };

@@ -315,18 +315,14 @@ pub(crate) fn refusal_during_call(server: &str, auth: Auth<'_>, challenge: &str)
 /// The token a session with `endpoint` carries: its login's, or (for a
 /// grant that needs no person) one the host obtains; `None` when it has
 /// no login.
-pub(crate) async fn attach(auth: Auth<'_>) -> Result<Option<Arc<Attached>>, String> {
+pub(crate) async fn attach(auth: Auth<'_>) -> Result<Option<Arc<Attached>>, OAuthError> {
     let machine = machine_grant(auth);
     let Some(slot) = auth.login else {
         return Ok(None);
     };
     let manager = match machine {
-        Some(settings) => Some(
-            slot.obtain(settings, false)
-                .await
-                .map_err(|e| e.to_string())?,
-        ),
-        None => slot.manager().await.map_err(|e| e.to_string())?,
+        Some(settings) => Some(slot.obtain(settings, false).await?),
+        None => slot.manager().await?,
     };
     Ok(manager.map(|manager| {
         let machine = machine.cloned();
@@ -337,14 +333,11 @@ pub(crate) async fn attach(auth: Auth<'_>) -> Result<Option<Arc<Attached>>, Stri
 /// A new token for a session with `endpoint` whose token the server
 /// rejected, where the host obtains its tokens itself (a grant that needs
 /// no person); `None` otherwise.
-pub(crate) async fn attach_anew(auth: Auth<'_>) -> Result<Option<Arc<Attached>>, String> {
+pub(crate) async fn attach_anew(auth: Auth<'_>) -> Result<Option<Arc<Attached>>, OAuthError> {
     let (Some(slot), Some(settings)) = (auth.login, machine_grant(auth)) else {
         return Ok(None);
     };
-    let manager = slot
-        .obtain(settings, true)
-        .await
-        .map_err(|e| e.to_string())?;
+    let manager = slot.obtain(settings, true).await?;
     Ok(Some(Arc::new(Attached::new(
         manager,
         slot.clone(),

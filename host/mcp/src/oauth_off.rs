@@ -41,12 +41,14 @@ pub(crate) struct Refusal {
 }
 
 /// No token: this build keeps no logins.
-pub(crate) async fn attach(_: Auth<'_>) -> Result<Option<Arc<Attached>>, String> {
+pub(crate) async fn attach(_: Auth<'_>) -> Result<Option<Arc<Attached>>, std::convert::Infallible> {
     Ok(None)
 }
 
 /// No token: this build obtains none.
-pub(crate) async fn attach_anew(_: Auth<'_>) -> Result<Option<Arc<Attached>>, String> {
+pub(crate) async fn attach_anew(
+    _: Auth<'_>,
+) -> Result<Option<Arc<Attached>>, std::convert::Infallible> {
     Ok(None)
 }
 

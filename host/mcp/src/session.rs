@@ -29,12 +29,14 @@ use tiny_harness_core::tool::{CallError, ToolDefinition};
 use super::client::{Handler, Shared};
 use super::connect::{self, Connection, close, list_pages, listen};
 use super::convert::{self, Listing, Skipped};
-use super::launch::Launch;
+use super::launch::{Launch, LaunchRefused};
 use super::store::StoreError;
 use super::watch::{Drift, Watch};
 
 mod calls;
 mod probe;
+#[cfg(test)]
+mod tests;
 
 pub use probe::Unauthenticated;
 pub use probe::{Once, once};
@@ -53,14 +55,44 @@ pub enum SourceError {
     Install(#[from] StoreError),
     /// It could not be started or reached, or its session ended: why, with
     /// the server's last words where it left any.
-    #[error("{0}")]
-    Unavailable(String),
+    #[error("{reason}")]
+    Unavailable {
+        /// Why, in one line.
+        reason: String,
+        /// The error behind it, when its start failed on one (a program
+        /// that could not be run, an install whose check failed).
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
     /// `tools/list` did not finish within the source's timeout.
     #[error("tools/list did not finish within {} ms", .0.as_millis())]
     ListTimeout(Duration),
     /// What it listed was refused.
     #[error(transparent)]
     Listing(#[from] convert::ListingError),
+}
+
+impl SourceError {
+    /// [`SourceError::Unavailable`] for `reason`, with no error behind it.
+    pub fn unavailable(reason: String) -> SourceError {
+        SourceError::Unavailable {
+            reason,
+            source: None,
+        }
+    }
+}
+
+/// Why no session could be had: the error a call gets, and the error
+/// behind a failed start, for a listing's source chain.
+struct NoSession {
+    error: CallError,
+    cause: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl From<CallError> for Box<NoSession> {
+    fn from(error: CallError) -> Box<NoSession> {
+        Box::new(NoSession { error, cause: None })
+    }
 }
 
 /// How a source's session stands, for people.
@@ -185,7 +217,7 @@ impl McpSource {
     pub fn new(
         plugin: &str,
         server: &str,
-        launch: Result<Launch, String>,
+        launch: Result<Launch, LaunchRefused>,
         limits: SourceLimits,
         iterations: Arc<AtomicU64>,
     ) -> McpSource {
@@ -194,7 +226,7 @@ impl McpSource {
                 let (transport, target) = (launch.transport(), launch.describe());
                 (Some(launch), State::NotStarted, transport, target)
             }
-            Err(why) => (None, State::Failed(why), "", String::new()),
+            Err(why) => (None, State::Failed(why.to_string()), "", String::new()),
         };
         McpSource {
             plugin: plugin.to_owned(),
@@ -385,16 +417,17 @@ impl McpSource {
     async fn try_list(&self) -> Result<Listing, SourceError> {
         // A listing's failure goes to people (`plugins`, the CLI's warning):
         // with the server's last words, where it left any.
-        let (peer, _) = self
-            .peer()
-            .await
-            .map_err(|e| match (e, self.status().state) {
-                (CallError::Unavailable(_), State::Failed(detailed)) => {
-                    SourceError::Unavailable(detailed)
-                }
-                (CallError::Unavailable(why), _) => SourceError::Unavailable(why),
-                (other, _) => SourceError::Unavailable(other.to_string()),
-            })?;
+        let (peer, _) = self.session().await.map_err(|no| {
+            let reason = match (no.error, self.status().state) {
+                (CallError::Unavailable(_), State::Failed(detailed)) => detailed,
+                (CallError::Unavailable(why), _) => why,
+                (other, _) => other.to_string(),
+            };
+            SourceError::Unavailable {
+                reason,
+                source: no.cause,
+            }
+        })?;
         self.shared.stale.store(false, Ordering::SeqCst);
         let deadline = Instant::now() + self.timeout();
         let listed = tokio::time::timeout_at(
@@ -409,7 +442,7 @@ impl McpSource {
             Err(why) => {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 let mut connection = self.connection.lock().await;
-                return Err(SourceError::Unavailable(match connection.as_mut() {
+                return Err(SourceError::unavailable(match connection.as_mut() {
                     Some(open) => connect::explain(open, why),
                     None => why,
                 }));
@@ -452,6 +485,11 @@ impl McpSource {
 
     /// The session's peer, connecting first when there is no open session.
     async fn peer(&self) -> Result<(Peer<RoleClient>, u64), CallError> {
+        self.session().await.map_err(|no| no.error)
+    }
+
+    /// [`McpSource::peer`], with the error behind a failed start.
+    async fn session(&self) -> Result<(Peer<RoleClient>, u64), Box<NoSession>> {
         let mut connection = self.connection.lock().await;
         if let Some(open) = connection.as_ref()
             && !open.service.is_closed()
@@ -529,11 +567,13 @@ impl McpSource {
                 if let Ok(mut refused) = self.refused.lock() {
                     *refused = failure.login.map(|helps| (failure.reason.clone(), helps));
                 }
-                Err(match failure.login {
+                let cause = failure.cause.take();
+                let error = match failure.login {
                     Some(true) => CallError::LoginRequired(failure.reason),
                     Some(false) => CallError::Denied(failure.reason),
                     None => CallError::Unavailable(failure.for_model()),
-                })
+                };
+                Err(Box::new(NoSession { error, cause }))
             }
         }
     }

@@ -442,11 +442,14 @@ struct Staging {
 }
 
 impl Staging {
-    fn new(parent: &Path, server: &str) -> Result<Staging, String> {
+    fn new(parent: &Path, server: &str) -> Result<Staging, StoreError> {
         let mut nonce = [0u8; 6];
         getrandom::fill(&mut nonce).map_err(|e| e.to_string())?;
         let path = parent.join(format!(".{server}.installing-{}", hex::encode(nonce)));
-        std::fs::create_dir(&path).map_err(|e| format!("cannot make {}: {e}", path.display()))?;
+        std::fs::create_dir(&path).map_err(|source| StoreError::Io {
+            what: format!("cannot make {}", path.display()),
+            source,
+        })?;
         Ok(Staging { path: Some(path) })
     }
 
@@ -456,20 +459,25 @@ impl Staging {
 
     /// Puts the install at `dir`: the old one (if any) is moved aside
     /// first and removed after, so `dir` is always whole.
-    fn replace(mut self, dir: &Path) -> Result<(), String> {
+    fn replace(mut self, dir: &Path) -> Result<(), StoreError> {
         let path = self.path.take().unwrap_or_default();
         let old = path.with_extension("old");
         let had = dir.exists();
         if had {
-            std::fs::rename(dir, &old)
-                .map_err(|e| format!("cannot move the previous install aside: {e}"))?;
+            std::fs::rename(dir, &old).map_err(|source| StoreError::Io {
+                what: "cannot move the previous install aside".to_owned(),
+                source,
+            })?;
         }
         if let Err(e) = std::fs::rename(&path, dir) {
             if had {
                 let _ = std::fs::rename(&old, dir);
             }
             let _ = std::fs::remove_dir_all(&path);
-            return Err(format!("cannot put the install in place: {e}"));
+            return Err(StoreError::Io {
+                what: "cannot put the install in place".to_owned(),
+                source: e,
+            });
         }
         if had {
             let _ = std::fs::remove_dir_all(&old);

@@ -5,8 +5,9 @@
 //! with the names each provider accepts ([`wire`]). Pure data on
 //! [`serde_json::Value`]s: no I/O, no HTTP, no conversation state. It
 //! depends on `tiny-harness-core` only, never on the sandbox, WebAssembly
-//! or MCP crates; the `tiny-harness-host` facade re-exports it as
-//! `provider` and its codec as `wire`.
+//! or MCP crates; the `tiny-harness-host` facade re-exports [`Provider`],
+//! the calls and replies of a turn, the request and the codec's
+//! `WireCodec` at its root, not these modules.
 //!
 //! One adapter per provider ([`Provider`], each in a module of its own):
 //! OpenAI Chat Completions and Responses (`openai`), Anthropic Messages

@@ -44,9 +44,6 @@ impl ToolSource for Inert {
     ) -> CallFuture<'a> {
         Box::pin(async { Err(CallError::Unavailable("inert test source".into())) })
     }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
 
 pub(super) fn pending(server: &str, name: &str, schema: Value) -> PendingTool {

@@ -18,6 +18,7 @@
 //! `confine`, the one module it imports besides `display`): `plugin`,
 //! `config` and `mcp` import it.
 
+mod dir;
 mod env;
 mod error;
 mod exec;
@@ -25,12 +26,18 @@ mod net;
 mod set;
 pub mod start;
 
+pub use dir::{DirGrant, DirMode};
 pub use env::{EnvNames, is_loader};
 pub use error::GrantError;
 pub use exec::{ArgPatterns, ExecDenied, ExecGrant, ResolveError, UnusableProgram, find_program};
 pub use net::{NetDenied, NetGrant, find_net};
-pub use set::{DirGrant, DirMode, Grants};
+pub use set::Grants;
 pub use start::LaunchError;
+
+/// A path as one line of text.
+fn shown(path: &std::path::Path) -> String {
+    tiny_harness_core::display::one_line(&path.to_string_lossy()).into_owned()
+}
 
 /// `text` as a TOML basic string, quotes included: `"` and `\` escaped, and
 /// every control character as `\uXXXX`, so that it is one line and pastes

@@ -9,7 +9,10 @@
 //!
 //! It depends on `tiny-harness-core` only, never on the WebAssembly or MCP
 //! crates above it. Embedders use it through the `tiny-harness-host`
-//! facade, which re-exports both modules at the same paths.
+//! facade, which re-exports the types an embedder names (the grants and
+//! `GrantError`, and [`confine::Mode`] and [`confine::Rlimits`] as
+//! `Confinement` and `ProgramLimits`) at its root; the two modules
+//! themselves are not re-exported.
 
 pub mod confine;
 pub mod grant;

@@ -1,13 +1,20 @@
 //! The `grants` table of a plugin: directories, environment variables,
 //! programs and network destinations, each checked on its own.
+//!
+//! Invariant: this module only reads the table and places errors; every
+//! rule is the grant types' own (see [`crate::grant`]), so a config
+//! refuses exactly what an embedder's `PluginSpec` is refused, in the same
+//! words after the file, line and key.
 
-use std::collections::BTreeSet;
+use std::ffi::OsStr;
 use std::path::Path;
 
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::grant::{ExecGrant, NetGrant, ResolveError, UnusableProgram};
+use crate::grant::{
+    ArgPatterns, EnvNames, ExecGrant, GrantError, NetGrant, ResolveError, UnusableProgram,
+};
 use crate::plugin::{DirGrant, DirMode, Grants};
 
 use super::{Checker, ConfigError};
@@ -57,183 +64,145 @@ pub(super) enum RawMode {
 }
 
 impl Checker<'_> {
+    /// The grants of the plugin whose `grants` table is at `key`, with
+    /// relative paths taken from `base`, the config's directory.
     pub(super) fn grants(
         &self,
         base: &Path,
         key: &str,
         raw: RawGrants,
     ) -> Result<Grants, ConfigError> {
-        let mut dirs = Vec::new();
-        let mut guests = BTreeSet::new();
-        for dir in raw.dirs {
-            let guest = dir.guest.get_ref();
-            if !guest.starts_with('/') || guest.split('/').any(|s| s == ".." || s == ".") {
-                return Err(self.at(&dir.guest, format!("{key}.dirs.guest: {guest:?} must be an absolute guest path without . or .. (for example \"/workspace\")")));
-            }
-            if !guests.insert(guest.clone()) {
-                return Err(self.at(
-                    &dir.guest,
-                    format!("{key}.dirs.guest: {guest:?} is granted twice"),
-                ));
-            }
-            let host = base.join(dir.host.get_ref());
-            if !host.is_dir() {
-                return Err(self.at(
-                    &dir.host,
-                    format!("{key}.dirs.host: {} is not a directory", host.display()),
-                ));
-            }
-            // The grant is the directory as resolved now (symlinks and `..`
-            // followed once, here), shown and opened by its real path.
-            let host = host.canonicalize().map_err(|e| {
-                self.at(
-                    &dir.host,
-                    format!("{key}.dirs.host: cannot resolve {}: {e}", host.display()),
-                )
-            })?;
-            dirs.push(DirGrant {
-                host,
-                guest: guest.clone(),
-                mode: match dir.mode {
-                    RawMode::ReadOnly => DirMode::ReadOnly,
-                    RawMode::ReadWrite => DirMode::ReadWrite,
-                },
-            });
+        let mut grants = Grants::default();
+        for dir in &raw.dirs {
+            self.dir(&mut grants, base, key, dir)?;
         }
-        let mut env = Vec::new();
-        for name in raw.env {
-            let n = name.get_ref();
-            if n.is_empty() || n.contains('=') || n.contains('\0') {
-                return Err(self.at(
-                    &name,
-                    format!("{key}.env: {n:?} is not an environment variable name"),
-                ));
-            }
-            env.push(n.clone());
+        for name in &raw.env {
+            grants
+                .add_env(name.get_ref())
+                .map_err(|e| self.at(name, format!("{key}.env: {e}")))?;
         }
         let path = std::env::var_os("PATH");
-        let mut exec: Vec<ExecGrant> = Vec::new();
-        let mut unusable: Vec<UnusableProgram> = Vec::new();
-        for raw in raw.exec {
-            let args = raw
-                .args
-                .as_ref()
-                .map(|args| {
-                    crate::grant::ArgPatterns::new(args.get_ref())
-                        .map_err(|e| self.at(args, format!("{key}.exec.args: {e}")))
-                })
-                .transpose()?;
-            let env_names = raw
-                .env
-                .as_ref()
-                .map(|names| {
-                    crate::grant::EnvNames::new(names.get_ref())
-                        .map_err(|e| self.at(names, format!("{key}.exec.env: {e}")))
-                })
-                .transpose()?;
-            let written = raw.program.get_ref();
-            let program = match ExecGrant::resolve(written, base, path.as_deref()) {
-                Ok(program) => program,
-                Err(ResolveError::Missing(why)) => {
-                    // Not on this machine: only what needs it fails.
-                    let reason = self
-                        .at(&raw.program, format!("{key}.exec: {why}"))
-                        .to_string();
-                    let mut missing = UnusableProgram::new(written, base, reason);
-                    if let Some(args) = args {
-                        missing = missing.with_args(args);
-                    }
-                    if let Some(names) = env_names {
-                        missing = missing.with_env(names);
-                    }
-                    if unusable.iter().any(|u| u.written() == written) {
-                        return Err(self.at(
-                            &raw.program,
-                            format!(
-                                "{key}.exec: program {written:?} is granted twice: grant it once"
-                            ),
-                        ));
-                    }
-                    unusable.push(missing);
-                    continue;
-                }
-                Err(e) => return Err(self.at(&raw.program, format!("{key}.exec: {e}"))),
-            };
-            if let Some(twin) = exec.iter().find(|g| g.canonical() == program.canonical()) {
-                return Err(self.at(
-                    &raw.program,
-                    format!(
-                        "{key}.exec: program {:?} is granted twice (as {:?}): grant it once",
-                        program.written(),
-                        twin.written(),
-                    ),
-                ));
-            }
-            let mut read = Vec::new();
-            for path in &raw.read {
-                let full = base.join(path.get_ref());
-                let real = full.canonicalize().map_err(|e| {
-                    self.at(
-                        path,
-                        format!("{key}.exec.read: cannot resolve {}: {e}", full.display()),
-                    )
-                })?;
-                read.push(real);
-            }
-            let mut program = program.with_read(read);
-            if let Some(patterns) = args {
-                program = program.with_args(patterns);
-            }
-            if let Some(names) = env_names {
-                program = program.with_env(names);
-            }
-            let mut sockets = Vec::new();
-            for path in &raw.sockets {
-                use std::os::unix::fs::FileTypeExt;
-                let full = base.join(path.get_ref());
-                let real = full
-                    .canonicalize()
-                    .ok()
-                    .filter(|real| {
-                        std::fs::metadata(real).is_ok_and(|m| m.file_type().is_socket())
-                    })
-                    .ok_or_else(|| {
-                        self.at(
-                            path,
-                            format!(
-                                "{key}.exec.sockets: {} is not a Unix socket: give the path of one that exists (start its server first)",
-                                full.display()
-                            ),
-                        )
-                    })?;
-                sockets.push(real);
-            }
-            program = program.with_sockets(sockets);
-            exec.push(program);
+        for exec in &raw.exec {
+            self.exec(&mut grants, base, key, exec, path.as_deref())?;
         }
-        let mut net: Vec<NetGrant> = Vec::new();
-        for raw in raw.net {
-            let grant = NetGrant::parse(raw.get_ref())
-                .map_err(|e| self.at(&raw, format!("{key}.net: {e}")))?;
-            if let Some(twin) = net.iter().find(|g| g.same_destination(&grant)) {
-                return Err(self.at(
-                    &raw,
-                    format!(
-                        "{key}.net: {:?} is granted twice (as {:?}): grant it once",
-                        grant.as_str(),
-                        twin.as_str()
-                    ),
-                ));
-            }
-            net.push(grant);
+        for net in &raw.net {
+            NetGrant::parse(net.get_ref())
+                .and_then(|grant| grants.add_net(grant).map(drop))
+                .map_err(|e| self.at(net, format!("{key}.net: {e}")))?;
         }
-        // Non-exhaustive: filled field by field.
-        let mut grants = Grants::default();
-        grants.dirs = dirs;
-        grants.env = env;
-        grants.exec = exec;
-        grants.unusable = unusable;
-        grants.net = net;
         Ok(grants)
+    }
+
+    /// Adds one `dirs` entry: the error at its `host` or its `guest`,
+    /// whichever is wrong.
+    fn dir(
+        &self,
+        grants: &mut Grants,
+        base: &Path,
+        key: &str,
+        dir: &RawDir,
+    ) -> Result<(), ConfigError> {
+        let mode = match dir.mode {
+            RawMode::ReadOnly => DirMode::ReadOnly,
+            RawMode::ReadWrite => DirMode::ReadWrite,
+        };
+        DirGrant::new(base.join(dir.host.get_ref()), dir.guest.get_ref(), mode)
+            .and_then(|grant| grants.add_dir(grant).map(drop))
+            .map_err(|e| match e {
+                GrantError::NotADirectory { .. } | GrantError::Unresolvable { .. } => {
+                    self.at(&dir.host, format!("{key}.dirs.host: {e}"))
+                }
+                _ => self.at(&dir.guest, format!("{key}.dirs.guest: {e}")),
+            })
+    }
+
+    /// Adds one `exec` entry: a program resolved on `path` (a `PATH`
+    /// value), or, if it is not on this machine, kept as unusable with
+    /// why, so that only what needs it fails.
+    fn exec(
+        &self,
+        grants: &mut Grants,
+        base: &Path,
+        key: &str,
+        raw: &RawExec,
+        path: Option<&OsStr>,
+    ) -> Result<(), ConfigError> {
+        let (args, env) = self.exec_limits(key, raw)?;
+        let written = raw.program.get_ref();
+        let twice = |e: GrantError| self.at(&raw.program, format!("{key}.exec: {e}"));
+        match ExecGrant::resolve(written, base, path) {
+            Ok(program) => {
+                let mut program = self.exec_paths(program, base, key, raw)?;
+                if let Some(patterns) = args {
+                    program = program.with_args(patterns);
+                }
+                if let Some(names) = env {
+                    program = program.with_env(names);
+                }
+                grants.add_exec(program).map_err(twice)?;
+            }
+            Err(ResolveError::Missing(why)) => {
+                let reason = self
+                    .at(&raw.program, format!("{key}.exec: {why}"))
+                    .to_string();
+                let mut missing = UnusableProgram::new(written, base, reason);
+                if let Some(patterns) = args {
+                    missing = missing.with_args(patterns);
+                }
+                if let Some(names) = env {
+                    missing = missing.with_env(names);
+                }
+                grants.add_unusable(missing).map_err(twice)?;
+            }
+            Err(e) => return Err(self.at(&raw.program, format!("{key}.exec: {e}"))),
+        }
+        Ok(())
+    }
+
+    /// An `exec` entry's `args` patterns and `env` names, if it has them.
+    fn exec_limits(
+        &self,
+        key: &str,
+        raw: &RawExec,
+    ) -> Result<(Option<ArgPatterns>, Option<EnvNames>), ConfigError> {
+        let args = raw
+            .args
+            .as_ref()
+            .map(|args| {
+                ArgPatterns::new(args.get_ref())
+                    .map_err(|e| self.at(args, format!("{key}.exec.args: {e}")))
+            })
+            .transpose()?;
+        let env = raw
+            .env
+            .as_ref()
+            .map(|names| {
+                EnvNames::new(names.get_ref())
+                    .map_err(|e| self.at(names, format!("{key}.exec.env: {e}")))
+            })
+            .transpose()?;
+        Ok((args, env))
+    }
+
+    /// `program` with an `exec` entry's `read` paths and `sockets`, each
+    /// taken from `base` and resolved now.
+    fn exec_paths(
+        &self,
+        mut program: ExecGrant,
+        base: &Path,
+        key: &str,
+        raw: &RawExec,
+    ) -> Result<ExecGrant, ConfigError> {
+        for path in &raw.read {
+            program = program
+                .allow_read(base.join(path.get_ref()))
+                .map_err(|e| self.at(path, format!("{key}.exec.read: {e}")))?;
+        }
+        for path in &raw.sockets {
+            program = program
+                .allow_socket(base.join(path.get_ref()))
+                .map_err(|e| self.at(path, format!("{key}.exec.sockets: {e}")))?;
+        }
+        Ok(program)
     }
 }

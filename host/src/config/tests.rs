@@ -51,9 +51,9 @@ depth = 3
     assert_eq!(fs.limits.memory_bytes, 16 << 20);
     assert_eq!(fs.limits.result_bytes, 8 << 10);
     assert_eq!(fs.limits.timeout, Duration::from_millis(500));
-    assert_eq!(fs.grants.env, ["HOME"]);
-    assert_eq!(fs.grants.dirs[0].mode, DirMode::ReadWrite);
-    assert_eq!(fs.grants.dirs[0].guest, "/w");
+    assert_eq!(fs.grants.env(), ["HOME"]);
+    assert_eq!(fs.grants.dirs()[0].mode(), DirMode::ReadWrite);
+    assert_eq!(fs.grants.dirs()[0].guest(), "/w");
     assert_eq!(fs.config, serde_json::json!({"root": "/w", "depth": 3}));
 }
 
@@ -206,7 +206,7 @@ env = ["EVERYTHING_TOKEN"]
     .unwrap();
     let grants = &config.plugins[0].grants;
     let programs: Vec<(&str, &Path)> = grants
-        .exec
+        .exec()
         .iter()
         .map(|g| (g.written(), g.program()))
         .collect();
@@ -217,12 +217,12 @@ env = ["EVERYTHING_TOKEN"]
             ("bin/tool", tool.as_path())
         ]
     );
-    let net: Vec<&str> = grants.net.iter().map(NetGrant::as_str).collect();
+    let net: Vec<&str> = grants.net().iter().map(NetGrant::as_str).collect();
     assert_eq!(net, ["http://127.0.0.1:*", "https://*.example.com"]);
     let url = |u: &str| url::Url::parse(u).unwrap();
-    assert!(grants.net[0].allows(&url("http://127.0.0.1:3001/mcp")));
-    assert!(grants.net[1].allows(&url("https://api.example.com/")));
-    assert_eq!(grants.env, ["EVERYTHING_TOKEN"]);
+    assert!(grants.net()[0].allows(&url("http://127.0.0.1:3001/mcp")));
+    assert!(grants.net()[1].allows(&url("https://api.example.com/")));
+    assert_eq!(grants.env(), ["EVERYTHING_TOKEN"]);
 }
 
 #[test]
@@ -242,9 +242,9 @@ fn exec_errors_name_the_line_and_the_key() {
         ))
         .expect("a missing program does not stop the config");
         let grants = &config.plugins[0].grants;
-        assert!(grants.exec.is_empty());
+        assert!(grants.exec().is_empty());
         grants
-            .unusable
+            .unusable()
             .iter()
             .map(|u| u.reason().to_owned())
             .collect::<Vec<_>>()

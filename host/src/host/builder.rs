@@ -232,8 +232,9 @@ impl HostBuilder {
         };
         let engine = match self.engine {
             Engine::Shared(engine) => engine,
-            Engine::New(cache) => PluginEngine::with_compile_cache(cache)
-                .map_err(|e| LoadError::Engine(e.to_string()))?,
+            Engine::New(cache) => {
+                PluginEngine::with_compile_cache(cache).map_err(LoadError::engine)?
+            }
         };
         let state = HostState {
             engine,

@@ -1,19 +1,19 @@
 //! A plugin's own tools behind their pins: a [`ToolSource`] that refuses a
 //! tool whose definition differs from its pin before the plugin runs it.
 
-use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
+use crate::plugin::Plugin;
 use crate::source::{CallFuture, CallLimits, ToolSource};
 use crate::tool::ToolDefinition;
 use crate::watch::Watch;
 
-/// A source whose tools are checked against pins, server by server.
+/// A plugin whose tools are checked against pins, server by server.
 #[derive(Debug)]
 pub struct Guarded {
-    inner: Arc<dyn ToolSource>,
+    inner: Arc<Plugin>,
     watches: BTreeMap<String, RwLock<Watch>>,
 }
 
@@ -21,7 +21,7 @@ impl Guarded {
     /// `inner` with one watch per server in `servers`: each pinned as
     /// `pinned` and observed as `current`.
     pub fn new(
-        inner: Arc<dyn ToolSource>,
+        inner: Arc<Plugin>,
         servers: Vec<(String, Vec<ToolDefinition>, Vec<ToolDefinition>)>,
     ) -> Guarded {
         let watches = servers
@@ -34,6 +34,11 @@ impl Guarded {
             })
             .collect();
         Guarded { inner, watches }
+    }
+
+    /// The plugin itself.
+    pub fn plugin(&self) -> &Arc<Plugin> {
+        &self.inner
     }
 
     /// The watch of `server`, if the plugin has that server.
@@ -69,7 +74,7 @@ impl ToolSource for Guarded {
             .and_then(|w| w.read().ok().and_then(|w| w.refusal(tool)));
         match refusal {
             Some(refusal) => Box::pin(std::future::ready(Err(refusal))),
-            None => self.inner.call(server, tool, arguments, deadline),
+            None => ToolSource::call(&*self.inner, server, tool, arguments, deadline),
         }
     }
 
@@ -79,10 +84,5 @@ impl ToolSource for Guarded {
             .get(server)
             .is_some_and(|w| w.read().is_ok_and(|w| w.is_new(tool)));
         new.then_some(crate::source::Missing::NotPinned)
-    }
-
-    /// The plugin itself, so that code that knows plugins can reach it.
-    fn as_any(&self) -> &dyn Any {
-        self.inner.as_any()
     }
 }

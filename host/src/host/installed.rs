@@ -17,7 +17,7 @@ use std::ffi::OsStr;
 
 use crate::grant::Grants;
 use crate::mcp_runtime::declaration::{Declaration, Transport};
-use crate::mcp_runtime::launch::{Launch, LaunchError, Target};
+use crate::mcp_runtime::launch::{Launch, LaunchError, LaunchRefused, Target};
 use crate::mcp_runtime::launcher;
 use crate::mcp_runtime::store::{Installed, StartCheck};
 
@@ -45,39 +45,39 @@ impl HostState {
         declaration: &Declaration,
         grants: &Grants,
         timeout: std::time::Duration,
-    ) -> Result<Launch, String> {
+    ) -> Result<Launch, LaunchRefused> {
         let launch = match Launch::resolve(plugin, declaration, grants, timeout) {
             Ok(launch) => launch,
             Err(LaunchError::Unusable(why)) => {
                 let Transport::Stdio(stdio) = &declaration.transport else {
-                    return Err(why);
+                    return Err(why.into());
                 };
                 if grants.confinement == crate::confine::Mode::None
                     || !launcher::may_fetch(&stdio.command)
                 {
-                    return Err(why);
+                    return Err(why.into());
                 }
                 let Some(found) = self.installed_for(plugin, declaration, grants)? else {
-                    return Err(why);
+                    return Err(why.into());
                 };
                 let path = std::env::var_os("PATH");
                 let program = found
                     .installed
                     .interpreter(path.as_deref())
-                    .map_err(|e| e.to_string())?;
+                    .map_err(LaunchRefused::error)?;
                 let stand_in = grants
-                    .unusable
+                    .unusable()
                     .iter()
                     .find(|u| u.names(&stdio.command))
                     .ok_or(why)?
                     .stand_in(&program)
-                    .map_err(|e| e.to_string())?;
+                    .map_err(LaunchRefused::error)?;
                 let launch =
                     Launch::resolve_standing_in(plugin, declaration, grants, timeout, &stand_in)
-                        .map_err(|e| e.to_string())?;
+                        .map_err(LaunchRefused::error)?;
                 return found.apply(launch);
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(LaunchRefused::error(e)),
         };
         match self.installed_for(plugin, declaration, grants)? {
             Some(found) => found.apply(launch),
@@ -117,7 +117,7 @@ impl HostState {
         plugin: &str,
         declaration: &Declaration,
         grants: &Grants,
-    ) -> Result<Option<FromStore>, String> {
+    ) -> Result<Option<FromStore>, LaunchRefused> {
         let Transport::Stdio(stdio) = &declaration.transport else {
             return Ok(None);
         };
@@ -137,16 +137,18 @@ impl HostState {
         let server_args = server_args.to_vec();
         let server = &declaration.name;
         let Some(store) = &self.store else {
-            return unconfined_or(grants, &plan, server);
+            return Ok(unconfined_or(grants, &plan, server)?);
         };
-        let installed = store.installed(plugin, server).map_err(|e| e.to_string())?;
+        let installed = store
+            .installed(plugin, server)
+            .map_err(LaunchRefused::error)?;
         let locked = self.with_lock(|l| l.locked).unwrap_or(false);
         let recorded = self.with_lock(|l| l.code(plugin, server)).flatten();
         if let Some((fetch, _)) = plan.fetch()
             && let Some(recorded) = &recorded
             && let Some(conflict) = fetch.conflict(recorded, server)
         {
-            return Err(conflict);
+            return Err(conflict.into());
         }
         let installed = match (installed, recorded) {
             (Some(installed), Some(recorded)) => {
@@ -157,7 +159,8 @@ impl HostState {
                          mcp install {server} to install what the lock records, or tiny-harness mcp \
                          install --upgrade {server} to record what is installed",
                         differences.join("; ")
-                    ));
+                    )
+                    .into());
                 }
                 if recorded.tree.is_none() {
                     // A lock written before trees were kept: the install's
@@ -172,14 +175,17 @@ impl HostState {
                         )
                     };
                     if locked {
-                        return Err(tree_needed());
+                        return Err(tree_needed().into());
                     }
                     if installed.manifest.code.tree.is_some() {
                         self.with_lock(|l| {
                             l.set_code(plugin, server, installed.manifest.code.clone())
                         })
                         .transpose()
-                        .map_err(|_| tree_needed())?;
+                        .map_err(|e| LaunchRefused::Caused {
+                            reason: tree_needed(),
+                            source: Box::new(e),
+                        })?;
                     }
                 }
                 installed
@@ -187,8 +193,11 @@ impl HostState {
             (Some(installed), None) => {
                 self.with_lock(|l| l.set_code(plugin, server, installed.manifest.code.clone()))
                     .transpose()
-                    .map_err(|e| {
-                        format!("{e}: run tiny-harness mcp install {server} without --locked")
+                    .map_err(|e| LaunchRefused::Caused {
+                        reason: format!(
+                            "{e}: run tiny-harness mcp install {server} without --locked"
+                        ),
+                        source: Box::new(e),
                     })?;
                 installed
             }
@@ -197,9 +206,10 @@ impl HostState {
                     "it is not installed: run tiny-harness mcp install {server} (it installs {}, \
                      as the lock records)",
                     recorded.describe()
-                ));
+                )
+                .into());
             }
-            (None, None) => return unconfined_or(grants, &plan, server),
+            (None, None) => return Ok(unconfined_or(grants, &plan, server)?),
         };
         // Every start: cheaply, what each entry's status says; under
         // --locked, every byte.
@@ -215,7 +225,7 @@ impl HostState {
 impl FromStore {
     /// `launch` run from the install: its interpreter and entry, then the
     /// server's own arguments, with the install readable.
-    fn apply(self, mut launch: Launch) -> Result<Launch, String> {
+    fn apply(self, mut launch: Launch) -> Result<Launch, LaunchRefused> {
         let Target::Process(process) = &mut launch.target else {
             return Ok(launch);
         };
@@ -223,7 +233,7 @@ impl FromStore {
         let (program, mut args) = self
             .installed
             .command(path.as_deref(), self.check.full())
-            .map_err(|e| e.to_string())?;
+            .map_err(LaunchRefused::error)?;
         launch.store_check = Some(self.check);
         args.extend(self.server_args);
         process.program = program;

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, PoisonError};
 
 #[cfg(feature = "mcp")]
-use crate::mcp_runtime::{McpSource, SourceLimits, State};
+use crate::mcp_runtime::{McpSource, SourceError, SourceLimits, State};
 use crate::plugin::{Limits, LoadError, Plugin, PluginSpec};
 use crate::registry::{Registry, RegistryError};
 use crate::source::PendingTool;
@@ -33,9 +33,10 @@ enum Start {
     Listed(Vec<ToolDefinition>),
 }
 
-/// An MCP server of the plugin being loaded, and how its start went.
+/// An MCP server of the plugin being loaded, and how its start went: why
+/// it did not, with the error behind it as the source.
 #[cfg(feature = "mcp")]
-type Started = (Arc<McpSource>, Result<Start, String>);
+type Started = (Arc<McpSource>, Result<Start, SourceError>);
 /// Without the `mcp` feature no server starts (a plugin that declares one
 /// is refused).
 #[cfg(not(feature = "mcp"))]
@@ -240,12 +241,8 @@ impl Host {
             started.spawn(async move {
                 let listing = match (from_lock, mcp.status().state) {
                     (Some(pinned), _) => Ok(Start::FromLock(pinned)),
-                    (None, State::Failed(why)) => Err(why),
-                    (None, _) => mcp
-                        .list()
-                        .await
-                        .map(|l| Start::Listed(l.tools))
-                        .map_err(|e| e.to_string()),
+                    (None, State::Failed(why)) => Err(SourceError::unavailable(why)),
+                    (None, _) => mcp.list().await.map(|l| Start::Listed(l.tools)),
                 };
                 (index, mcp, listing)
             });

@@ -5,6 +5,7 @@
 //! registry (a refused registration changes no pin), and never under
 //! `--locked`.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 #[cfg(feature = "mcp")]
@@ -14,6 +15,34 @@ use crate::watch::Drift;
 
 use super::guard::Guarded;
 use super::{Host, HostError};
+
+/// Where a host's pins were taken from when its config had no lock of
+/// its own yet ([`Host::lock_taken_from`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LockMigration {
+    /// The lock every config in the config's directory used to share
+    /// (`tiny-harness.lock`), which the pins were read from and which is
+    /// left as it is.
+    pub shared: PathBuf,
+    /// The config's own lock (`NAME.lock` beside `NAME.toml`), where its
+    /// pins live from now on (written unless the host is held to its
+    /// lock).
+    pub own: PathBuf,
+}
+
+/// How one MCP server's installed code differs from the code the lock
+/// records ([`Host::code_drift`]).
+#[cfg(feature = "mcp")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CodeDrift {
+    /// The server, as `<plugin>/<server>`.
+    pub server: String,
+    /// One line per difference: not installed, other code installed (a
+    /// line per field that differs), or its installed files changed.
+    pub differences: Vec<String>,
+}
 
 /// What runs a server's tools.
 enum ServerSource {
@@ -26,19 +55,21 @@ impl Host {
     /// The lock this host's pins were taken from when its config had no
     /// lock of its own yet: the `tiny-harness.lock` that every config in
     /// the directory used to share (see [`super::HostBuilder::config`]).
-    pub fn lock_taken_from(&self) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    pub fn lock_taken_from(&self) -> Option<LockMigration> {
         let lock = self.state.lock_state();
         let lock = lock.as_ref()?;
-        Some((lock.migrated_from.clone()?, lock.path.clone()))
+        Some(LockMigration {
+            shared: lock.migrated_from.clone()?,
+            own: lock.path.clone(),
+        })
     }
 
     /// How each server's installed code differs from the code the lock
     /// records, for every server whose code the lock records (and that
     /// `filter` accepts): not installed, other code installed, or its
-    /// installed files changed. Only servers that differ, as
-    /// `<plugin>/<server>` with one line per difference, in name order.
+    /// installed files changed. Only servers that differ, in name order.
     #[cfg(feature = "mcp")]
-    pub fn code_drift(&self, filter: Option<&str>) -> Vec<(String, Vec<String>)> {
+    pub fn code_drift(&self, filter: Option<&str>) -> Vec<CodeDrift> {
         let Some(store) = &self.state.store else {
             return Vec::new();
         };
@@ -79,7 +110,10 @@ impl Host {
                     Err(why) => vec![why.to_string()],
                 },
             };
-            out.push((key, lines));
+            out.push(CodeDrift {
+                server: key,
+                differences: lines,
+            });
         }
         out
     }

@@ -25,7 +25,7 @@ struct Case {
 fn grants() -> Grants {
     let base = Path::new("/");
     let mut grants = Grants::default();
-    grants.exec = vec![
+    for exec in [
         ExecGrant::resolve("/bin/true", base, None)
             .unwrap()
             .with_env(EnvNames::new(&["ALLOWED".to_owned(), "LC_*".to_owned()]).unwrap()),
@@ -35,8 +35,10 @@ fn grants() -> Grants {
         ExecGrant::resolve("/bin/sh", base, None)
             .unwrap()
             .with_env(EnvNames::new(&["*".to_owned()]).unwrap()),
-    ];
-    grants.env = vec!["TINY_HARNESS_LAUNCHERS_GRANTED".to_owned()];
+    ] {
+        grants.add_exec(exec).unwrap();
+    }
+    grants.add_env("TINY_HARNESS_LAUNCHERS_GRANTED").unwrap();
     grants
 }
 

@@ -33,6 +33,10 @@
 //!   scripted, and only after the host's own checks: a `cwd` outside the
 //!   granted directories and a URL outside the net grants are refused as
 //!   in production.
+//! - Grants are checked by the grant types themselves, as a config's and
+//!   an embedder's are: [`PluginTest::start`] refuses a relative guest
+//!   path, a host path that is not a directory, two directories at one
+//!   guest path or a malformed net pattern in the words a config would.
 //! - Nothing of the test reaches the machine: no program runs and nothing
 //!   is sent. Granted directories made by [`PluginTest::temp_dir`] are
 //!   removed when the [`Running`] plugin is dropped.
@@ -45,8 +49,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tiny_harness_host::{
-    CallError, CallOutcome, ContentPart, DirGrant, Host, HostBuilder, NetGrant, PluginSpec,
-    ToolCall, ToolDefinition, ToolResult,
+    CallError, CallOutcome, ContentPart, DirGrant, GrantError, Host, HostBuilder, NetGrant,
+    PluginSpec, ToolCall, ToolDefinition, ToolResult,
 };
 
 pub use build::{BuildError, TARGET_DIR_ENV, build};
@@ -59,13 +63,27 @@ pub use tiny_harness_wasm::HttpRequest as Fetched;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StartError {
-    /// A net grant is not a valid pattern.
+    /// A net grant is not a valid pattern, or grants a destination
+    /// already granted.
     #[error("net grant {pattern:?}: {reason}")]
     NetGrant {
         /// The pattern as given.
         pattern: String,
-        /// Why it is not one.
-        reason: String,
+        /// Why it is refused.
+        #[source]
+        reason: Box<GrantError>,
+    },
+    /// A directory grant is refused (a guest path that is not absolute or
+    /// holds `.` or `..`, a host path that is not a directory, a second
+    /// directory at one guest path): the grant types' own check, in the
+    /// words a config would use after its key.
+    #[error("dir grant {guest:?}: {reason}")]
+    DirGrant {
+        /// The guest path as given.
+        guest: String,
+        /// Why it is refused.
+        #[source]
+        reason: Box<GrantError>,
     },
     /// A temporary directory could not be made.
     #[error("cannot make a temporary directory for {guest}: {reason}")]
@@ -73,12 +91,13 @@ pub enum StartError {
         /// The guest path it was for.
         guest: String,
         /// Why.
-        reason: String,
+        #[source]
+        reason: std::io::Error,
     },
     /// The host did not load the plugin (not a component, another world,
     /// `register` refused or trapped, a registration over a limit...).
     #[error("{0}")]
-    Load(String),
+    Load(#[source] Box<tiny_harness_host::HostError>),
 }
 
 /// A plugin to test: its component, name, config, grants, limits and the
@@ -86,6 +105,7 @@ pub enum StartError {
 #[derive(Debug)]
 pub struct PluginTest {
     spec: PluginSpec,
+    dirs: Vec<(PathBuf, String, DirMode)>,
     temp_dirs: Vec<(String, DirMode)>,
     net: Vec<String>,
     script: script::Script,
@@ -97,6 +117,7 @@ impl PluginTest {
     pub fn new(wasm: impl Into<PathBuf>) -> PluginTest {
         PluginTest {
             spec: PluginSpec::new("plugin", wasm),
+            dirs: Vec::new(),
             temp_dirs: Vec::new(),
             net: Vec::new(),
             script: script::Script::default(),
@@ -128,13 +149,12 @@ impl PluginTest {
         self
     }
 
-    /// Grants host directory `host` at guest path `guest`.
+    /// Grants host directory `host` at guest path `guest`. Checked by
+    /// [`PluginTest::start`] as a config's `dirs` entry is (see
+    /// [`DirGrant::new`]): `guest` absolute without `.` or `..`, `host` a
+    /// directory, one directory per guest path.
     pub fn grant_dir(mut self, host: impl Into<PathBuf>, guest: &str, mode: DirMode) -> PluginTest {
-        self.spec.grants.dirs.push(DirGrant {
-            host: host.into(),
-            guest: guest.to_owned(),
-            mode,
-        });
+        self.dirs.push((host.into(), guest.to_owned(), mode));
         self
     }
 
@@ -174,23 +194,32 @@ impl PluginTest {
     /// Loads the plugin in a host of its own (which runs `register`).
     pub async fn start(mut self) -> Result<Running, StartError> {
         for pattern in &self.net {
-            let grant = NetGrant::parse(pattern).map_err(|e| StartError::NetGrant {
-                pattern: pattern.clone(),
-                reason: e.to_string(),
-            })?;
-            self.spec.grants.net.push(grant);
+            NetGrant::parse(pattern)
+                .and_then(|grant| self.spec.grants.add_net(grant).map(drop))
+                .map_err(|reason| StartError::NetGrant {
+                    pattern: pattern.clone(),
+                    reason: Box::new(reason),
+                })?;
+        }
+        let grants = &mut self.spec.grants;
+        let mut dir_grant = |host: &Path, guest: &str, mode| {
+            DirGrant::new(host, guest, mode)
+                .and_then(|grant| grants.add_dir(grant).map(drop))
+                .map_err(|reason| StartError::DirGrant {
+                    guest: guest.to_owned(),
+                    reason: Box::new(reason),
+                })
+        };
+        for (host, guest, mode) in &self.dirs {
+            dir_grant(host, guest, *mode)?;
         }
         let mut dirs = Vec::new();
         for (guest, mode) in &self.temp_dirs {
-            let dir = tempfile::tempdir().map_err(|e| StartError::TempDir {
+            let dir = tempfile::tempdir().map_err(|reason| StartError::TempDir {
                 guest: guest.clone(),
-                reason: e.to_string(),
+                reason,
             })?;
-            self.spec.grants.dirs.push(DirGrant {
-                host: dir.path().to_owned(),
-                guest: guest.clone(),
-                mode: *mode,
-            });
+            dir_grant(dir.path(), guest, *mode)?;
             dirs.push((guest.clone(), dir));
         }
         let script = Arc::new(self.script);
@@ -200,7 +229,7 @@ impl PluginTest {
             .plugin(self.spec)
             .build()
             .await
-            .map_err(|e| StartError::Load(e.to_string()))?;
+            .map_err(|e| StartError::Load(Box::new(e)))?;
         Ok(Running {
             host,
             name,

@@ -13,7 +13,7 @@
 use std::sync::Mutex;
 
 use tiny_harness_wasm::bindings::tiny_harness::plugin::exec::{Command, ExecError, Output};
-use tiny_harness_wasm::{HttpRequest, HttpResponse, StandIn};
+use tiny_harness_wasm::{HttpRequest, HttpResponse, StandIn, StandInError};
 
 /// A scripted program: what it answers when the plugin runs it with
 /// matching arguments.
@@ -230,19 +230,19 @@ impl StandIn for Script {
         }
     }
 
-    fn http(&self, request: &HttpRequest) -> Result<HttpResponse, String> {
+    fn http(&self, request: &HttpRequest) -> Result<HttpResponse, StandInError> {
         if let Ok(mut fetched) = self.fetched.lock() {
             fetched.push(request.clone());
         }
         match self.pages.iter().find(|p| p.matches(request)) {
             Some(page) => match &page.failure {
-                Some(message) => Err(message.clone()),
+                Some(message) => Err(StandInError::Unanswered(message.clone())),
                 None => Ok(page.response.clone()),
             },
-            None => Err(format!(
+            None => Err(StandInError::Unanswered(format!(
                 "the test scripts no answer for {} {}: add Page::new({:?}) to it",
                 request.method, request.url, request.url
-            )),
+            ))),
         }
     }
 }

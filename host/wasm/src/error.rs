@@ -86,7 +86,44 @@ pub enum LoadError {
         /// What is wrong.
         reason: String,
     },
-    /// The engine could not be built.
+    /// The engine could not be built: wasmtime's error (its causes are
+    /// the error's sources; the line shows wasmtime's outermost message).
     #[error("cannot start the WebAssembly engine: {0}")]
-    Engine(String),
+    Engine(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl LoadError {
+    /// [`LoadError::Engine`] for wasmtime's `error`, its chain kept as the
+    /// sources.
+    pub fn engine(error: wasmtime::Error) -> LoadError {
+        LoadError::Engine(error.into_boxed_dyn_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::LoadError;
+
+    #[test]
+    fn an_engine_error_keeps_wasmtimes_chain_on_one_line() {
+        let cause = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "no cache dir");
+        let error = LoadError::engine(wasmtime::Error::new(cause).context("cannot open the cache"));
+        assert_eq!(
+            error.to_string(),
+            "cannot start the WebAssembly engine: cannot open the cache"
+        );
+        let first = error
+            .source()
+            .expect("the engine error keeps wasmtime's error");
+        assert_eq!(first.to_string(), "cannot open the cache");
+        let root = first.source().expect("wasmtime's error keeps its cause");
+        assert_eq!(root.to_string(), "no cache dir");
+        assert_eq!(
+            root.downcast_ref::<std::io::Error>()
+                .map(std::io::Error::kind),
+            Some(std::io::ErrorKind::PermissionDenied)
+        );
+    }
 }

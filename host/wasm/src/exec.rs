@@ -128,13 +128,13 @@ impl ExecAccess {
         let grant = self
             .context
             .grants
-            .dirs
+            .dirs()
             .iter()
-            .filter(|dir| path.starts_with(&dir.guest))
-            .max_by_key(|dir| Path::new(&dir.guest).components().count())
+            .filter(|dir| path.starts_with(dir.guest()))
+            .max_by_key(|dir| Path::new(dir.guest()).components().count())
             .ok_or_else(outside)?;
-        let rest = path.strip_prefix(&grant.guest).map_err(|_| outside())?;
-        let root = grant.host.canonicalize().map_err(|_| outside())?;
+        let rest = path.strip_prefix(grant.guest()).map_err(|_| outside())?;
+        let root = grant.host().canonicalize().map_err(|_| outside())?;
         let real = root.join(rest).canonicalize().map_err(|_| outside())?;
         if real.starts_with(&root) && real.is_dir() {
             Ok(real)
@@ -147,9 +147,9 @@ impl ExecAccess {
         let dirs: Vec<&str> = self
             .context
             .grants
-            .dirs
+            .dirs()
             .iter()
-            .map(|d| d.guest.as_str())
+            .map(|d| d.guest())
             .collect();
         if dirs.is_empty() {
             "none".to_owned()

@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 use wasmtime_wasi_http::{RequestOptions, WasiBody, WasiHttpHooks};
 
 pub use address::Special;
-pub use resolve::{Resolve, StaticResolver, SystemResolver};
+pub use resolve::{Resolve, ResolveError, StaticResolver, SystemResolver};
 use tiny_harness_sandbox::grant::{NetDenied, NetGrant};
 
 /// How much outbound HTTP one call may use. Part of a plugin's

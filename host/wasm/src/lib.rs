@@ -4,8 +4,10 @@
 //! the outbound HTTP they may send under their grants ([`http`]). It
 //! depends on `tiny-harness-core` and `tiny-harness-sandbox` only, never
 //! on the MCP crate: a plugin's MCP declarations leave it as the core's
-//! plain declaration types. The `tiny-harness-host` facade re-exports it
-//! as `plugin`, and its HTTP module as `http`.
+//! plain declaration types. The `tiny-harness-host` facade re-exports the
+//! types an embedder names ([`Plugin`], [`PluginSpec`], [`Grants`],
+//! [`Limits`], [`PluginEngine`], [`CompileCache`], [`LoadError`], ...) and
+//! [`http::HttpLimits`] at its root, not these modules.
 //!
 //! Invariants:
 //! - A plugin is compiled and linked once ([`Plugin::load`] builds an
@@ -63,7 +65,7 @@ pub use limits::Limits;
 pub use log::{LOG_CAPTURE_BYTES, LOG_LINES, LOG_TAIL_BYTES, LOG_TAIL_LINES};
 pub use sandbox::{CallState, DirGrant, DirMode, Grants};
 pub use spec::PluginSpec;
-pub use stand_in::{HttpRequest, HttpResponse, StandIn};
+pub use stand_in::{HttpRequest, HttpResponse, StandIn, StandInError};
 pub use worlds::RELEASED as RELEASED_WORLDS;
 
 use tiny_harness_core::declaration::Declaration;
@@ -181,7 +183,7 @@ impl Plugin {
         });
         let http_policy = std::sync::Arc::new(
             crate::http::HttpPolicy::new(
-                spec.grants.net.clone(),
+                spec.grants.net().to_vec(),
                 spec.limits.http,
                 spec.resolver.clone(),
             )
@@ -525,8 +527,6 @@ fn stderr_line(stderr: &str) -> String {
     display::one_line(&joined).into_owned()
 }
 
-/// The error and its causes on one line, without the WebAssembly backtrace
-/// wasmtime attaches (many lines of guest frames, of no use to a model).
 /// `reason` a component could not be linked for, saying why when it
 /// imports `wasi:http` from a host built without outbound HTTP.
 fn without_http(reason: String) -> String {
@@ -539,6 +539,8 @@ fn without_http(reason: String) -> String {
     )
 }
 
+/// The error and its causes on one line, without the WebAssembly backtrace
+/// wasmtime attaches (many lines of guest frames, of no use to a model).
 fn error_chain(error: &wasmtime::Error) -> String {
     // wasmtime attaches the backtrace as context (see its `trap.rs`), so it
     // is a link of the chain whose text starts with this.
@@ -568,9 +570,5 @@ impl ToolSource for Plugin {
         deadline: Instant,
     ) -> CallFuture<'a> {
         Box::pin(self.call_until(server, tool, arguments, deadline))
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
     }
 }

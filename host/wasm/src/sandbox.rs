@@ -130,22 +130,22 @@ impl CallState {
             .allow_ip_name_lookup(false)
             .stdout(stdout.clone())
             .stderr(stderr.clone());
-        for name in &grants.env {
+        for name in grants.env() {
             if let Ok(value) = std::env::var(name) {
                 builder.env(name, value);
             }
         }
-        for dir in &grants.dirs {
-            let perms = match dir.mode {
+        for dir in grants.dirs() {
+            let perms = match dir.mode() {
                 DirMode::ReadOnly => FsPerms::ReadOnly,
                 DirMode::ReadWrite => FsPerms::ReadWrite,
             };
             builder
-                .preopened_dir(&dir.host, &dir.guest, perms)
+                .preopened_dir(dir.host(), dir.guest(), perms)
                 .map_err(|e| {
                     std::io::Error::other(format!(
                         "cannot open granted directory {}: {e}",
-                        dir.host.display()
+                        dir.host().display()
                     ))
                 })?;
         }

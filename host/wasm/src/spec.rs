@@ -23,7 +23,9 @@ pub struct PluginSpec {
     /// config's `oci://` reference, recorded in the lock beside its sha256.
     /// Never read to load it.
     pub source: Option<String>,
-    /// What it may touch.
+    /// What it may touch. Each grant is checked as it is made and as it
+    /// is added (see [`Grants`]), so a spec holds only grants a config
+    /// would accept: the builder has nothing left to refuse.
     pub grants: Grants,
     /// How much one call may use.
     pub limits: Limits,

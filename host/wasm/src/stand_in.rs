@@ -48,7 +48,47 @@ pub trait StandIn: Send + Sync + std::fmt::Debug {
     fn exec(&self, command: &Command) -> Result<Output, ExecError>;
 
     /// The response to `request`, which the plugin's net grants allow, or
-    /// the message of a failure to reach it (the plugin sees
-    /// `internal-error` with it).
-    fn http(&self, request: &HttpRequest) -> Result<HttpResponse, String>;
+    /// why it could not be reached (the plugin sees `internal-error` with
+    /// its one-line message).
+    fn http(&self, request: &HttpRequest) -> Result<HttpResponse, StandInError>;
+}
+
+/// Why a stand-in did not answer an HTTP request. The plugin sees
+/// `internal-error` with the one-line message; the cause, when there is
+/// one, stays the error's source for the test to inspect.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StandInError {
+    /// The stand-in has no answer for it: what the test says.
+    #[error("{0}")]
+    Unanswered(String),
+    /// Reaching the answer failed: the error, shown by its own message.
+    #[error("{0}")]
+    Failed(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::StandInError;
+
+    #[test]
+    fn a_failed_answer_keeps_its_cause_on_one_line() {
+        let cause = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let error = StandInError::Failed(cause.into());
+        assert_eq!(error.to_string(), "refused");
+        let source = error.source().expect("the cause is the source");
+        assert_eq!(
+            source
+                .downcast_ref::<std::io::Error>()
+                .map(std::io::Error::kind),
+            Some(std::io::ErrorKind::ConnectionRefused)
+        );
+        assert!(
+            StandInError::Unanswered("no page".into())
+                .source()
+                .is_none()
+        );
+    }
 }

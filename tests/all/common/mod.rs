@@ -45,11 +45,9 @@ pub fn hostile(mode: &str) -> PluginSpec {
 /// The fs plugin with one directory granted at `/workspace`.
 pub fn fs_over(dir: &Path, mode: DirMode) -> PluginSpec {
     let mut spec = spec("fs", "fs");
-    spec.grants.dirs.push(DirGrant {
-        host: dir.to_owned(),
-        guest: "/workspace".into(),
-        mode,
-    });
+    spec.grants
+        .add_dir(DirGrant::new(dir, "/workspace", mode).unwrap())
+        .unwrap();
     spec
 }
 

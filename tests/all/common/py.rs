@@ -47,12 +47,19 @@ pub fn stdio(name: &str, args: &[&str], env: &[(&str, &str)], marker: &str) -> V
 /// and run confined, so they may write nowhere else.
 pub fn plugin(servers: Value) -> PluginSpec {
     let mut spec = mcp_plugin(servers);
-    spec.grants.exec.push(exec(&python().display().to_string()));
-    spec.grants.dirs.push(tiny_harness_host::DirGrant {
-        host: std::env::temp_dir().canonicalize().expect("the temp dir"),
-        guest: "/tmp".into(),
-        mode: tiny_harness_host::DirMode::ReadWrite,
-    });
+    spec.grants
+        .add_exec(exec(&python().display().to_string()))
+        .unwrap();
+    spec.grants
+        .add_dir(
+            tiny_harness_host::DirGrant::new(
+                std::env::temp_dir().canonicalize().expect("the temp dir"),
+                "/tmp",
+                tiny_harness_host::DirMode::ReadWrite,
+            )
+            .unwrap(),
+        )
+        .unwrap();
     spec
 }
 

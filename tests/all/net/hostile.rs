@@ -174,8 +174,8 @@ async fn a_raw_tcp_socket_even_with_a_net_grant() {
     listener.set_nonblocking(true).unwrap();
     let addr = listener.local_addr().unwrap();
     let mut chaos = hostile("normal");
-    chaos.grants.net =
-        vec![tiny_harness_sandbox::grant::NetGrant::parse(&format!("http://{addr}")).unwrap()];
+    let grant = tiny_harness_sandbox::grant::NetGrant::parse(&format!("http://{addr}")).unwrap();
+    chaos.grants.add_net(grant).unwrap();
     let host = host(vec![chaos, net(&[server.url("")], json!({}))]).await;
     let outcome = call(
         &host,

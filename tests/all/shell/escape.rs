@@ -23,7 +23,7 @@ async fn marked(
         &["sh", "setsid"],
         json!({"env": {"TINY_HARNESS_TEST_MARKER": marker}}),
     );
-    spec.grants.exec.push(grant("/usr/bin/python3"));
+    spec.grants.add_exec(grant("/usr/bin/python3")).unwrap();
     limits(&mut spec.grants.program_limits);
     host(vec![spec]).await
 }

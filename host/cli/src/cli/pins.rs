@@ -80,7 +80,7 @@ pub(super) async fn diff(
     // Installed code first: a server whose code differs is not started
     // (it would be refused), and its section says why.
     let code = host.code_drift(server);
-    let changed: Vec<String> = code.iter().map(|(key, _)| key.clone()).collect();
+    let changed: Vec<String> = code.iter().map(|drift| drift.server.clone()).collect();
     let drift = host.drift_except(server, &changed).await?;
     let mut text = String::new();
     let mut differs = false;
@@ -119,10 +119,10 @@ pub(super) async fn diff(
         }
     }
     // Installed code beside the definitions: what `mcp install` pinned.
-    for (server, lines) in code {
+    for drift in code {
         differs = true;
-        let _ = writeln!(text, "{} (code):", one_line(&server));
-        for line in lines {
+        let _ = writeln!(text, "{} (code):", one_line(&drift.server));
+        for line in drift.differences {
             let _ = writeln!(text, "  ~ {}", one_line(&line));
         }
     }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use tiny_harness_core::display::one_line;
 use tiny_harness_host::{DirMode, Grants, Host};
 use tiny_harness_mcp::{McpSource, State};
-use tiny_harness_wasm::{CompileOrigin, Plugin};
+use tiny_harness_wasm::CompileOrigin;
 
 use super::emit;
 
@@ -17,20 +17,27 @@ use super::emit;
 /// written.
 fn describe_grants(grants: &Grants) -> String {
     let mut parts = Vec::new();
-    if !grants.dirs.is_empty() {
+    if !grants.dirs().is_empty() {
         let dirs: Vec<String> = grants
-            .dirs
+            .dirs()
             .iter()
-            .map(|d| format!("{}={} ({})", d.guest, d.host.display(), mode_name(d.mode)))
+            .map(|d| {
+                format!(
+                    "{}={} ({})",
+                    d.guest(),
+                    d.host().display(),
+                    mode_name(d.mode())
+                )
+            })
             .collect();
         parts.push(format!("dirs: {}", dirs.join(", ")));
     }
-    if !grants.env.is_empty() {
-        parts.push(format!("env: {}", grants.env.join(", ")));
+    if !grants.env().is_empty() {
+        parts.push(format!("env: {}", grants.env().join(", ")));
     }
-    if !grants.exec.is_empty() {
+    if !grants.exec().is_empty() {
         let programs: Vec<String> = grants
-            .exec
+            .exec()
             .iter()
             .map(|g| {
                 let mut extra = Vec::new();
@@ -63,27 +70,27 @@ fn describe_grants(grants: &Grants) -> String {
             .collect();
         parts.push(format!("exec: {}", programs.join(", ")));
     }
-    if !grants.unusable.is_empty() {
+    if !grants.unusable().is_empty() {
         // Granted, but not on this machine: what needs them fails, and why.
         let missing: Vec<String> = grants
-            .unusable
+            .unusable()
             .iter()
             .map(|u| format!("{} ({})", one_line(u.written()), one_line(u.reason())))
             .collect();
         parts.push(format!("exec unusable here: {}", missing.join(", ")));
     }
-    if !grants.net.is_empty() {
-        let net: Vec<&str> = grants.net.iter().map(|g| g.as_str()).collect();
+    if !grants.net().is_empty() {
+        let net: Vec<&str> = grants.net().iter().map(|g| g.as_str()).collect();
         parts.push(format!("net: {}", net.join(", ")));
     }
-    if !grants.exec.is_empty() {
+    if !grants.exec().is_empty() {
         // What holds the programs it may start (see `confine`).
         parts.push(format!(
             "programs confined by: {}",
             match grants.confinement {
                 tiny_harness_sandbox::confine::Mode::Landlock =>
                     tiny_harness_sandbox::confine::in_force(
-                        grants.exec.iter().any(|g| !g.sockets().is_empty())
+                        grants.exec().iter().any(|g| !g.sockets().is_empty())
                     ),
                 tiny_harness_sandbox::confine::Mode::None =>
                     "nothing (confinement = \"none\")".into(),
@@ -111,10 +118,7 @@ fn mode_name(mode: DirMode) -> &'static str {
 
 pub(super) fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
     let registry = host.registry();
-    let plugins: Vec<(&str, &Plugin)> = registry
-        .sources()
-        .filter_map(|(name, source)| Some((name, source.as_any().downcast_ref::<Plugin>()?)))
-        .collect();
+    let plugins = host.plugins();
     let tool_count = |name: &str| registry.tools().filter(|t| t.name.plugin() == name).count();
     let sources = host.mcp_sources();
     // A server not started yet is shown as its next start would find its
@@ -144,24 +148,24 @@ pub(super) fn print_plugins(host: &Host, json: bool) -> anyhow::Result<()> {
                     "tools": tool_count(name),
                     "from_compile_cache": plugin.compile_origin() == CompileOrigin::Cached,
                     "grants": {
-                        "dirs": grants.dirs.iter().map(|d| serde_json::json!({
-                            "host": d.host.display().to_string(),
-                            "guest": d.guest,
-                            "mode": mode_name(d.mode),
+                        "dirs": grants.dirs().iter().map(|d| serde_json::json!({
+                            "host": d.host().display().to_string(),
+                            "guest": d.guest(),
+                            "mode": mode_name(d.mode()),
                         })).collect::<Vec<_>>(),
-                        "env": grants.env,
-                        "exec": grants.exec.iter().map(|g| serde_json::json!({
+                        "env": grants.env(),
+                        "exec": grants.exec().iter().map(|g| serde_json::json!({
                             "program": g.written(),
                             "path": g.program().display().to_string(),
                             "args": g.args().map(|a| a.written()),
                             "env": g.env().written(),
                             "sockets": g.sockets().iter().map(|s| s.display().to_string()).collect::<Vec<_>>(),
                         })).collect::<Vec<_>>(),
-                        "exec_unusable": grants.unusable.iter().map(|u| serde_json::json!({
+                        "exec_unusable": grants.unusable().iter().map(|u| serde_json::json!({
                             "program": u.written(),
                             "reason": u.reason(),
                         })).collect::<Vec<_>>(),
-                        "net": grants.net.iter().map(|g| g.as_str()).collect::<Vec<_>>(),
+                        "net": grants.net().iter().map(|g| g.as_str()).collect::<Vec<_>>(),
                     },
                     "confinement": grants.confinement.to_string(),
                     "processes": tiny_harness_sandbox::confine::containment(),

@@ -149,7 +149,7 @@ pub async fn install(
         // processes; what the lock records is read under it.
         let _installing = store
             .install_lock(&candidate.plugin, limits.time)
-            .map_err(|e| InstallError::Config(e.to_string()))?;
+            .map_err(InstallError::InstallLock)?;
         let recorded = read_lock()?
             .server(&candidate.plugin, &candidate.server)
             .and_then(|s| s.code.clone());
@@ -241,6 +241,9 @@ pub enum InstallError {
     /// The lock cannot be read or written.
     #[error(transparent)]
     Lock(#[from] tiny_harness_core::pin::LockError),
+    /// The plugin's store cannot be locked for the install.
+    #[error(transparent)]
+    InstallLock(tiny_harness_core::file::edit::EditLockError),
 }
 
 /// One server's install, as the lock has it.

@@ -3,43 +3,17 @@
 //! and the files are whole (each edit is made under the file's edit lock,
 //! on the file as read under it).
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
 use tiny_harness_oci::test_registry::Registry;
 
-use crate::oci::{ok, project, run};
-use crate::{fs_wasm, shared_cache, stderr, stdout, wait_live};
+use crate::oci::{ok, project, run, start};
+use crate::{fs_wasm, stderr, stdout, wait_live};
 
-/// `tiny-harness ARGS` started in `dir`, not waited for.
-fn start(dir: &Path, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
-        .args(args)
-        .current_dir(dir)
-        .env("TINY_HARNESS_CACHE_DIR", shared_cache())
-        .env("DOCKER_CONFIG", dir.join(".docker"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-#[test]
-fn mcp_adds_at_once_all_land_in_the_config() {
-    let dir = tempfile::tempdir().unwrap();
-    let names: Vec<String> = (0..8).map(|i| format!("server{i}")).collect();
-    let children: Vec<Child> = names
-        .iter()
-        .map(|name| {
-            let script = format!("echo {name}");
-            start(
-                dir.path(),
-                &["mcp", "add", name, "--", "/bin/sh", "-c", &script],
-            )
-        })
-        .collect();
-    for (name, child) in names.iter().zip(children) {
+/// Waits for each `(name, child)`, requiring that it succeeded and said
+/// `said` with its name.
+fn all_succeed(children: Vec<(String, Child)>, said: &str) {
+    for (name, child) in children {
         let output = wait_live(child);
         assert_eq!(
             output.status.code(),
@@ -48,8 +22,23 @@ fn mcp_adds_at_once_all_land_in_the_config() {
             stdout(&output),
             stderr(&output)
         );
-        assert!(stdout(&output).contains(&format!("added mcp server {name}")));
+        assert!(stdout(&output).contains(&format!("{said} {name}")));
     }
+}
+
+#[test]
+fn mcp_adds_at_once_all_land_in_the_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..8).map(|i| format!("server{i}")).collect();
+    let children = names
+        .iter()
+        .map(|name| {
+            let script = format!("echo {name}");
+            let args = ["mcp", "add", name, "--", "/bin/sh", "-c", &script];
+            (name.clone(), start(dir.path(), &args))
+        })
+        .collect();
+    all_succeed(children, "added mcp server");
     let text = std::fs::read_to_string(dir.path().join("tiny-harness.toml")).unwrap();
     let config: toml::Table = toml::from_str(&text).unwrap();
     let servers = config["plugins"]["mcp"]["config"]["mcpServers"]
@@ -79,19 +68,13 @@ fn plugin_adds_at_once_both_land_with_their_pins() {
         &["plugin", "publish", fs_wasm().to_str().unwrap(), &reference],
         None,
     ));
-    let first = start(dir.path(), &["plugin", "add", "first", &reference]);
-    let second = start(dir.path(), &["plugin", "add", "second", &reference]);
-    for (name, child) in [("first", first), ("second", second)] {
-        let output = wait_live(child);
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{name}: {}{}",
-            stdout(&output),
-            stderr(&output)
-        );
-        assert!(stdout(&output).contains(&format!("added plugin {name}")));
-    }
+    let children = ["first", "second"]
+        .map(|name| {
+            let args = ["plugin", "add", name, &reference];
+            (name.to_owned(), start(dir.path(), &args))
+        })
+        .into();
+    all_succeed(children, "added plugin");
     let text = std::fs::read_to_string(dir.path().join("tiny-harness.toml")).unwrap();
     assert!(text.starts_with("# my tools\n"), "{text}");
     let config: toml::Table = toml::from_str(&text).unwrap();

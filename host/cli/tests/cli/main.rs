@@ -12,6 +12,7 @@ mod add;
 mod bundled;
 mod concurrent;
 mod conformance;
+mod docs;
 mod doctor;
 mod files;
 mod inspect;

@@ -21,7 +21,18 @@ fn plugin_wasm(name: &str) -> PathBuf {
 /// Runs the binary in `dir`, with a Docker config of its own (none: no
 /// credentials) so that the machine's never counts.
 pub(crate) fn run(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
+    let mut child = start(dir, args);
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        std::io::Write::write_all(&mut input, text.as_bytes()).unwrap();
+    }
+    drop(input);
+    wait_live(child)
+}
+
+/// [`run`] started and not waited for (its standard input a pipe).
+pub(crate) fn start(dir: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
         .args(args)
         .current_dir(dir)
         .env("TINY_HARNESS_CACHE_DIR", shared_cache())
@@ -30,13 +41,7 @@ pub(crate) fn run(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    if let Some(text) = stdin {
-        std::io::Write::write_all(&mut input, text.as_bytes()).unwrap();
-    }
-    drop(input);
-    wait_live(child)
+        .unwrap()
 }
 
 pub(crate) fn ok(output: &Output) -> String {

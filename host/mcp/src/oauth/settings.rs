@@ -80,139 +80,23 @@ impl Settings {
         declared: &OAuth,
         grants: &tiny_harness_sandbox::grant::Grants,
     ) -> Result<Settings, LaunchError> {
-        let invalid = |why: String| LaunchError::Invalid(format!("oauth: {why}"));
-        let expand = |value: &str, what: &str| {
-            tiny_harness_sandbox::grant::start::expand(
-                plugin,
-                value,
-                &grants.env,
-                &format!("oauth.{what}"),
-            )
-        };
-        // A secret is named, never written: the config may be shared, the
-        // host's environment is where secrets live.
-        let secret = |value: &Option<String>, what: &str| -> Result<Option<String>, LaunchError> {
-            let Some(value) = value else {
-                return Ok(None);
-            };
-            let whole = value.starts_with("${")
-                && value.ends_with('}')
-                && value[2..value.len() - 1]
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_');
-            if !whole {
-                return Err(invalid(format!(
-                    "{what} must be a ${{NAME}} reference to a host variable in the plugin's env grant, not the value itself"
-                )));
-            }
-            expand(value, what).map(Some)
-        };
+        let references = References { plugin, grants };
         let client_id = declared
             .client_id
             .as_deref()
-            .map(|id| expand(id, "client_id"))
+            .map(|id| references.expand(id, "client_id"))
             .transpose()?;
-        let client_secret = secret(&declared.client_secret, "client_secret")?;
-        let private_key = secret(&declared.private_key, "private_key")?;
-        let signing_algorithm = declared
-            .signing_algorithm
-            .clone()
-            .unwrap_or_else(|| "ES256".to_owned());
-        if !SIGNING_ALGORITHMS.contains(&signing_algorithm.as_str()) {
-            return Err(invalid(format!(
-                "signing_algorithm {:?} is not one of {}",
-                tiny_harness_core::display::one_line(&signing_algorithm),
-                SIGNING_ALGORITHMS.join(", ")
-            )));
-        }
-        if let Some(document) = &declared.client_metadata_url {
-            let parsed = url::Url::parse(document).ok();
-            if !parsed.is_some_and(|u| u.scheme() == "https" && u.path() != "/") {
-                return Err(invalid(
-                    "client_metadata_url must be an https URL with a path (the document's address)"
-                        .to_owned(),
-                ));
-            }
-        }
-        if declared.scopes.len() > MAX_PAIRS
-            || declared.scopes.iter().any(|s| {
-                s.is_empty()
-                    || s.len() > 256
-                    || s.chars().any(|c| c.is_whitespace() || c.is_control())
-            })
-        {
-            return Err(invalid(format!(
-                "scopes must be at most {} words of 1 to 256 characters without spaces",
-                MAX_PAIRS
-            )));
-        }
-        if declared.grant == Grant::ClientCredentials {
-            if client_id.is_none() {
-                return Err(invalid(
-                    "the client-credentials grant needs client_id".to_owned(),
-                ));
-            }
-            if client_secret.is_some() == private_key.is_some() {
-                return Err(invalid(
-                    "the client-credentials grant needs client_secret or private_key (one of them)"
-                        .to_owned(),
-                ));
-            }
-        }
-        let identity_provider = match (&declared.identity_provider, declared.grant) {
-            (Some(idp), Grant::Enterprise) => {
-                let endpoint = |value: &str, what: &str| -> Result<String, LaunchError> {
-                    // Plain HTTP only where nothing leaves the machine: the
-                    // core's loopback rule, as for a registry.
-                    let parsed = url::Url::parse(value).ok();
-                    let loopback = parsed.as_ref().is_some_and(|u| {
-                        u.host()
-                            .is_some_and(|host| tiny_harness_core::net::is_loopback(&host))
-                    });
-                    let fine = parsed.as_ref().is_some_and(|u| {
-                        u.scheme() == "https" || (u.scheme() == "http" && loopback)
-                    });
-                    if !fine {
-                        return Err(invalid(format!(
-                            "identity_provider.{what} must be an https URL (http only on loopback)"
-                        )));
-                    }
-                    Ok(value.to_owned())
-                };
-                let id_token = secret(&Some(idp.id_token.clone()), "identity_provider.id_token")?
-                    .unwrap_or_default();
-                Some(IdentityProviderSettings {
-                    issuer: endpoint(&idp.issuer, "issuer")?,
-                    token_endpoint: endpoint(&idp.token_endpoint, "token_endpoint")?,
-                    client_id: expand(&idp.client_id, "identity_provider.client_id")?,
-                    client_secret: secret(&idp.client_secret, "identity_provider.client_secret")?,
-                    id_token,
-                })
-            }
-            (None, Grant::Enterprise) => {
-                return Err(invalid(
-                    "the enterprise grant needs identity_provider (issuer, token_endpoint, client_id, id_token)"
-                        .to_owned(),
-                ));
-            }
-            (Some(_), _) => {
-                return Err(invalid(
-                    "identity_provider is for the enterprise grant".to_owned(),
-                ));
-            }
-            (None, _) => None,
-        };
-        if declared.grant == Grant::Enterprise && client_id.is_none() {
-            return Err(invalid(
-                "the enterprise grant needs client_id (the client at the server's authorization server)"
-                    .to_owned(),
-            ));
-        }
-        if private_key.is_some() && declared.grant != Grant::ClientCredentials {
-            return Err(invalid(
-                "private_key is for the client-credentials grant".to_owned(),
-            ));
-        }
+        let client_secret = references.secret(&declared.client_secret, "client_secret")?;
+        let private_key = references.secret(&declared.private_key, "private_key")?;
+        let signing_algorithm = check_form(declared)?;
+        let (has_id, has_secret, has_key) = (
+            client_id.is_some(),
+            client_secret.is_some(),
+            private_key.is_some(),
+        );
+        check_client_credentials(declared.grant, has_id, has_secret, has_key)?;
+        let identity_provider = references.identity_provider(declared)?;
+        check_grant_fit(declared.grant, has_id, has_key)?;
         Ok(Settings {
             grant: declared.grant,
             client_id,
@@ -225,6 +109,178 @@ impl Settings {
             identity_provider,
         })
     }
+}
+
+/// A refusal of the `oauth` settings: `why`, prefixed.
+fn invalid(why: String) -> LaunchError {
+    LaunchError::Invalid(format!("oauth: {why}"))
+}
+
+/// How the `${NAME}` references of one plugin's settings resolve: only
+/// to host variables in its `env` grant.
+struct References<'a> {
+    plugin: &'a str,
+    grants: &'a tiny_harness_sandbox::grant::Grants,
+}
+
+impl References<'_> {
+    /// `value` of setting `what`, its references resolved.
+    fn expand(&self, value: &str, what: &str) -> Result<String, LaunchError> {
+        tiny_harness_sandbox::grant::start::expand(
+            self.plugin,
+            value,
+            self.grants.env(),
+            &format!("oauth.{what}"),
+        )
+    }
+
+    /// A secret is named, never written: the config may be shared, the
+    /// host's environment is where secrets live.
+    fn secret(&self, value: &Option<String>, what: &str) -> Result<Option<String>, LaunchError> {
+        let Some(value) = value else {
+            return Ok(None);
+        };
+        let whole = value.starts_with("${")
+            && value.ends_with('}')
+            && value[2..value.len() - 1]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !whole {
+            return Err(invalid(format!(
+                "{what} must be a ${{NAME}} reference to a host variable in the plugin's env grant, not the value itself"
+            )));
+        }
+        self.expand(value, what).map(Some)
+    }
+
+    /// The enterprise grant's identity provider, which that grant needs
+    /// and no other takes.
+    fn identity_provider(
+        &self,
+        declared: &OAuth,
+    ) -> Result<Option<IdentityProviderSettings>, LaunchError> {
+        match (&declared.identity_provider, declared.grant) {
+            (Some(idp), Grant::Enterprise) => {
+                let id_token = self
+                    .secret(&Some(idp.id_token.clone()), "identity_provider.id_token")?
+                    .unwrap_or_default();
+                Ok(Some(IdentityProviderSettings {
+                    issuer: endpoint(&idp.issuer, "issuer")?,
+                    token_endpoint: endpoint(&idp.token_endpoint, "token_endpoint")?,
+                    client_id: self.expand(&idp.client_id, "identity_provider.client_id")?,
+                    client_secret: self
+                        .secret(&idp.client_secret, "identity_provider.client_secret")?,
+                    id_token,
+                }))
+            }
+            (None, Grant::Enterprise) => Err(invalid(
+                "the enterprise grant needs identity_provider (issuer, token_endpoint, client_id, id_token)"
+                    .to_owned(),
+            )),
+            (Some(_), _) => Err(invalid(
+                "identity_provider is for the enterprise grant".to_owned(),
+            )),
+            (None, _) => Ok(None),
+        }
+    }
+}
+
+/// The identity provider's URL `value` (its setting `what`): https, or
+/// plain HTTP only where nothing leaves the machine (the core's loopback
+/// rule, as for a registry).
+fn endpoint(value: &str, what: &str) -> Result<String, LaunchError> {
+    let parsed = url::Url::parse(value).ok();
+    let loopback = parsed.as_ref().is_some_and(|u| {
+        u.host()
+            .is_some_and(|host| tiny_harness_core::net::is_loopback(&host))
+    });
+    let fine = parsed
+        .as_ref()
+        .is_some_and(|u| u.scheme() == "https" || (u.scheme() == "http" && loopback));
+    if !fine {
+        return Err(invalid(format!(
+            "identity_provider.{what} must be an https URL (http only on loopback)"
+        )));
+    }
+    Ok(value.to_owned())
+}
+
+/// The settings' form: the signing algorithm (returned, `ES256` when none
+/// is set), the client metadata document's URL, the scopes.
+fn check_form(declared: &OAuth) -> Result<String, LaunchError> {
+    let signing_algorithm = declared
+        .signing_algorithm
+        .clone()
+        .unwrap_or_else(|| "ES256".to_owned());
+    if !SIGNING_ALGORITHMS.contains(&signing_algorithm.as_str()) {
+        return Err(invalid(format!(
+            "signing_algorithm {:?} is not one of {}",
+            tiny_harness_core::display::one_line(&signing_algorithm),
+            SIGNING_ALGORITHMS.join(", ")
+        )));
+    }
+    if let Some(document) = &declared.client_metadata_url {
+        let parsed = url::Url::parse(document).ok();
+        if !parsed.is_some_and(|u| u.scheme() == "https" && u.path() != "/") {
+            return Err(invalid(
+                "client_metadata_url must be an https URL with a path (the document's address)"
+                    .to_owned(),
+            ));
+        }
+    }
+    if declared.scopes.len() > MAX_PAIRS
+        || declared.scopes.iter().any(|s| {
+            s.is_empty() || s.len() > 256 || s.chars().any(|c| c.is_whitespace() || c.is_control())
+        })
+    {
+        return Err(invalid(format!(
+            "scopes must be at most {} words of 1 to 256 characters without spaces",
+            MAX_PAIRS
+        )));
+    }
+    Ok(signing_algorithm)
+}
+
+/// The client-credentials grant needs a client id, and a secret or a key
+/// (one of them).
+fn check_client_credentials(
+    grant: Grant,
+    has_id: bool,
+    has_secret: bool,
+    has_key: bool,
+) -> Result<(), LaunchError> {
+    if grant != Grant::ClientCredentials {
+        return Ok(());
+    }
+    if !has_id {
+        return Err(invalid(
+            "the client-credentials grant needs client_id".to_owned(),
+        ));
+    }
+    if has_secret == has_key {
+        return Err(invalid(
+            "the client-credentials grant needs client_secret or private_key (one of them)"
+                .to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// The enterprise grant needs a client id; a private key is for the
+/// client-credentials grant only.
+fn check_grant_fit(grant: Grant, has_id: bool, has_key: bool) -> Result<(), LaunchError> {
+    if grant == Grant::Enterprise && !has_id {
+        return Err(invalid(
+            "the enterprise grant needs client_id (the client at the server's authorization server)"
+                .to_owned(),
+        ));
+    }
+    if has_key && grant != Grant::ClientCredentials {
+        return Err(invalid(
+            "private_key is for the client-credentials grant".to_owned(),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -248,7 +304,7 @@ mod tests {
     fn grants() -> tiny_harness_sandbox::grant::Grants {
         let mut grants = tiny_harness_sandbox::grant::Grants::default();
         // A variable every test process has, so that none is set here.
-        grants.env = vec!["PATH".to_owned()];
+        grants.add_env("PATH").unwrap();
         grants
     }
 

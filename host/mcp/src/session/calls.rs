@@ -2,7 +2,6 @@
 //! retried (only for tools whose pinned annotations allow it, within the
 //! deadline), and what each answer becomes (a result, or a typed error).
 
-use std::any::Any;
 use std::time::{Duration, Instant};
 
 use rmcp::model::CallToolRequestParams;
@@ -243,10 +242,6 @@ impl ToolSource for McpSource {
             }
             _ => None,
         }
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -22,6 +22,8 @@ use serde_json::Value;
 
 use tiny_harness_core::pin::Code;
 
+use super::StoreError;
+
 /// The largest `package-lock.json` or `package.json` read.
 const MAX_JSON_BYTES: u64 = 64 << 20;
 
@@ -31,21 +33,27 @@ pub(super) async fn install(
     command: &str,
     confined: bool,
     budget: &super::Budget,
-) -> Result<Code, String> {
+) -> Result<Code, StoreError> {
     let path = std::env::var_os("PATH");
-    let npm = super::find("npm", path.as_deref())
-        .ok_or("npm is not on PATH: installing an npm server needs npm (install Node.js)")?;
+    let npm = super::find("npm", path.as_deref()).ok_or_else(|| {
+        "npm is not on PATH: installing an npm server needs npm (install Node.js)".to_owned()
+    })?;
     std::fs::write(
         dir.join("package.json"),
         "{\"name\": \"tiny-harness-store\", \"private\": true}\n",
     )
-    .map_err(|e| format!("cannot write package.json: {e}"))?;
+    .map_err(|source| StoreError::Io {
+        what: "cannot write package.json".to_owned(),
+        source,
+    })?;
     let home = super::home();
     // A cache and temporary files of the install's own, inside it (and so
     // within its room), removed once it is made: a refused install leaves
     // nothing behind in the user's cache either.
-    let (cache, tmp) = super::room::work(dir)
-        .map_err(|e| format!("cannot make the install's cache in {}: {e}", dir.display()))?;
+    let (cache, tmp) = super::room::work(dir).map_err(|source| StoreError::Io {
+        what: format!("cannot make the install's cache in {}", dir.display()),
+        source,
+    })?;
     // What npm reads: its own package and node's, and the user's config.
     let mut read = Vec::new();
     if let Ok(real) = npm.canonicalize() {
@@ -115,7 +123,7 @@ pub(super) async fn install(
     super::run(step, confined, budget)
         .await
         .map_err(|why| format!("npm install {package} failed: {why}"))?;
-    read_install(dir, command)
+    Ok(read_install(dir, command)?)
 }
 
 /// The ports npm's registry is reached on: 443 and 80, and the port of a

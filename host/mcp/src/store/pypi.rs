@@ -17,28 +17,70 @@ use serde_json::Value;
 
 use tiny_harness_core::pin::Code;
 
+use super::StoreError;
+
 /// The largest installation report read.
 const MAX_REPORT_BYTES: u64 = 16 << 20;
 
+/// Installs `package` into a fresh venv in `dir` (the staging directory)
+/// and returns the code pip's report says it installed, `command` among
+/// its entry points: the interpreter found, two venvs made, pip run.
 pub(super) async fn install(
     dir: &Path,
     package: &str,
     command: &str,
     confined: bool,
     budget: &super::Budget,
-) -> Result<Code, String> {
+) -> Result<Code, StoreError> {
     let (base, python) = python3(dir)
         .map_err(|e| format!("{e}: installing a PyPI server needs Python 3 with venv"))?;
-    let home = super::home();
     let mut read = base.read.clone();
     read.push(python.clone());
     if let Ok(real) = python.canonicalize() {
         read.push(real);
     }
     let mut env = super::base_env();
-    // The user's pip settings, and the local paths they name (a wheel
-    // directory, a certificate) made readable; a path that does not exist
-    // is left out, as pip would pass it over.
+    env.extend(pip_settings(&mut read));
+    let (cache, tmp) = work(dir, &mut env)?;
+    let venv = dir.join("venv");
+    let tool = tmp.with_file_name("pip");
+    let run = VenvRun {
+        python: &python,
+        dir,
+        env: &env,
+        read: &read,
+    };
+    make_venvs(run, &venv, &tool, confined, budget).await?;
+    let home = super::home();
+    let indexes = pip_config(home.as_deref(), &mut read);
+    env.extend(indexes.env.iter().cloned());
+    if let Some(home) = &home {
+        env.push(("HOME".to_owned(), home.display().to_string()));
+    }
+    let report = dir.join("report.json");
+    let step = super::Step {
+        program: tool.join("bin/python"),
+        args: pip_args(&venv, &report, &cache, package, budget),
+        env,
+        cwd: dir.to_owned(),
+        read,
+        write: vec![dir.to_owned()],
+        ports: indexes.ports(),
+        registry: Some(indexes.shown()),
+    };
+    if let Err(why) = super::run(step, confined, budget).await {
+        return Err(pip_failed(why, package, &python, &indexes).await.into());
+    }
+    let code = read_report(&report, package, command, dir)?;
+    let _ = std::fs::remove_file(&report);
+    Ok(code)
+}
+
+/// The user's pip settings (its `PIP_` variables), the local paths they
+/// name (a wheel directory, a certificate) added to `read`; a path that
+/// does not exist is left out, as pip would pass it over.
+fn pip_settings(read: &mut Vec<PathBuf>) -> Vec<(String, String)> {
+    let mut env = Vec::new();
     for (key, value) in std::env::vars().filter(|(k, _)| k.starts_with("PIP_")) {
         let mut kept = Vec::new();
         for word in value.split_whitespace() {
@@ -54,31 +96,56 @@ pub(super) async fn install(
         }
         env.push((key, kept.join(" ")));
     }
-    // A cache and temporary files of the install's own, inside it (and so
-    // within its room), removed once it is made.
-    let (cache, tmp) = super::room::work(dir)
-        .map_err(|e| format!("cannot make the install's cache in {}: {e}", dir.display()))?;
+    env
+}
+
+/// A cache and temporary files of the install's own, inside it (and so
+/// within its room), removed once it is made: `env` set to use them.
+fn work(dir: &Path, env: &mut Vec<(String, String)>) -> Result<(PathBuf, PathBuf), StoreError> {
+    let (cache, tmp) = super::room::work(dir).map_err(|source| StoreError::Io {
+        what: format!("cannot make the install's cache in {}", dir.display()),
+        source,
+    })?;
     env.retain(|(k, _)| k != "PIP_CACHE_DIR" && k != "PIP_NO_CACHE_DIR");
     env.push(("TMPDIR".to_owned(), tmp.display().to_string()));
-    // The server's venv holds its packages and nothing else: no pip, no
-    // setuptools (a package manager is no part of what runs, and what the
-    // venv holds is exactly what the lock pins). pip runs from a venv of
-    // its own in the work directory, installing into it with --python.
-    let venv = dir.join("venv");
-    let tool = tmp.with_file_name("pip");
-    for (target, with_pip) in [(&venv, false), (&tool, true)] {
+    Ok((cache, tmp))
+}
+
+/// What the venv steps run with: the interpreter, in the install's
+/// directory, with this environment, reading these paths.
+#[derive(Clone, Copy)]
+struct VenvRun<'a> {
+    python: &'a Path,
+    dir: &'a Path,
+    env: &'a [(String, String)],
+    read: &'a [PathBuf],
+}
+
+/// Makes the server's venv (`venv`) and pip's (`tool`). The server's venv
+/// holds its packages and nothing else: no pip, no setuptools (a package
+/// manager is no part of what runs, and what the venv holds is exactly
+/// what the lock pins). pip runs from a venv of its own in the work
+/// directory, installing into the server's with --python.
+async fn make_venvs(
+    run: VenvRun<'_>,
+    venv: &Path,
+    tool: &Path,
+    confined: bool,
+    budget: &super::Budget,
+) -> Result<(), String> {
+    for (target, with_pip) in [(venv, false), (tool, true)] {
         let mut args = vec!["-m".to_owned(), "venv".to_owned()];
         if !with_pip {
             args.push("--without-pip".to_owned());
         }
         args.push(target.display().to_string());
         let step = super::Step {
-            program: python.clone(),
+            program: run.python.to_owned(),
             args,
-            env: env.clone(),
-            cwd: dir.to_owned(),
-            read: read.clone(),
-            write: vec![dir.to_owned()],
+            env: run.env.to_vec(),
+            cwd: run.dir.to_owned(),
+            read: run.read.to_vec(),
+            write: vec![run.dir.to_owned()],
             ports: Vec::new(),
             registry: None,
         };
@@ -86,30 +153,40 @@ pub(super) async fn install(
             .await
             .map_err(|why| format!("python3 -m venv failed: {why}"))?;
     }
+    Ok(())
+}
 
-    let write = vec![dir.to_owned()];
+/// The indexes the user's pip configuration names; its files (and the
+/// directories pip reads them from) added to `read`.
+fn pip_config(home: Option<&Path>, read: &mut Vec<PathBuf>) -> super::index::Indexes {
     read.extend(super::present([
-        home.as_ref().map(|h| h.join(".config/pip")),
-        home.as_ref().map(|h| h.join(".pip")),
+        home.map(|h| h.join(".config/pip")),
+        home.map(|h| h.join(".pip")),
         Some(PathBuf::from("/etc/pip.conf")),
     ]));
     let config_files: Vec<PathBuf> = super::present([
         std::env::var_os("PIP_CONFIG_FILE").map(PathBuf::from),
         Some(PathBuf::from("/etc/pip.conf")),
         Some(PathBuf::from("/etc/xdg/pip/pip.conf")),
-        home.as_ref().map(|h| h.join(".pip/pip.conf")),
+        home.map(|h| h.join(".pip/pip.conf")),
         std::env::var_os("XDG_CONFIG_HOME")
             .map(PathBuf::from)
-            .or_else(|| home.as_ref().map(|h| h.join(".config")))
+            .or_else(|| home.map(|h| h.join(".config")))
             .map(|c| c.join("pip/pip.conf")),
     ])
     .collect();
-    let indexes = super::index::Indexes::configured(&config_files);
-    env.extend(indexes.env.iter().cloned());
-    if let Some(home) = &home {
-        env.push(("HOME".to_owned(), home.display().to_string()));
-    }
-    let report = dir.join("report.json");
+    super::index::Indexes::configured(&config_files)
+}
+
+/// pip's arguments: install `package` (wheels only) into `venv`'s
+/// interpreter, its report to `report`, its cache in `cache`.
+fn pip_args(
+    venv: &Path,
+    report: &Path,
+    cache: &Path,
+    package: &str,
+    budget: &super::Budget,
+) -> Vec<String> {
     let mut args: Vec<String> = ["-m", "pip", "--python"]
         .iter()
         .map(|a| (*a).to_owned())
@@ -138,35 +215,31 @@ pub(super) async fn install(
         "--".to_owned(),
         package.to_owned(),
     ]);
-    let step = super::Step {
-        program: tool.join("bin/python"),
-        args,
-        env,
-        cwd: dir.to_owned(),
-        read,
-        write,
-        ports: indexes.ports(),
-        registry: Some(indexes.shown()),
+    args
+}
+
+/// Why `pip install package` failed, in one line: what pip said, or what
+/// the index has when pip found nothing, or that pip is too old.
+async fn pip_failed(
+    why: String,
+    package: &str,
+    python: &Path,
+    indexes: &super::index::Indexes,
+) -> String {
+    let why = if why.contains("No matching distribution found") {
+        indexes.why_nothing(package).await.unwrap_or(why)
+    } else if why.contains("no such option: --python") {
+        // pip installs into the server's venv from its own with
+        // --python, which pip 22.3 (October 2022) brought.
+        format!(
+            "{why}: the pip that {}'s venv module brings is older than 22.3; install a \
+             newer Python 3 as python3",
+            python.display()
+        )
+    } else {
+        why
     };
-    if let Err(why) = super::run(step, confined, budget).await {
-        let why = if why.contains("No matching distribution found") {
-            indexes.why_nothing(package).await.unwrap_or(why)
-        } else if why.contains("no such option: --python") {
-            // pip installs into the server's venv from its own with
-            // --python, which pip 22.3 (October 2022) brought.
-            format!(
-                "{why}: the pip that {}'s venv module brings is older than 22.3; install a \
-                 newer Python 3 as python3",
-                python.display()
-            )
-        } else {
-            why
-        };
-        return Err(format!("pip install {package} failed: {why}"));
-    }
-    let code = read_report(&report, package, command, dir)?;
-    let _ = std::fs::remove_file(&report);
-    Ok(code)
+    format!("pip install {package} failed: {why}")
 }
 
 /// The installed distributions from pip's report.

@@ -140,7 +140,7 @@ pub fn apply(
         policy.write.extend(private.map(std::path::Path::to_owned));
         policy
             .prepare()
-            .map_err(|e| std::io::Error::other(e.to_string()))?
+            .map_err(std::io::Error::other)?
             .apply_to(command);
     }
     Ok(contained)
@@ -181,7 +181,7 @@ impl PrivateDir {
     pub fn create(label: &str) -> std::io::Result<PrivateDir> {
         use std::os::unix::fs::DirBuilderExt;
         let mut nonce = [0u8; 8];
-        getrandom::fill(&mut nonce).map_err(|e| std::io::Error::other(e.to_string()))?;
+        getrandom::fill(&mut nonce).map_err(std::io::Error::other)?;
         let path =
             std::env::temp_dir().join(format!("tiny-harness-{label}-{}", hex::encode(nonce)));
         std::fs::DirBuilder::new().mode(0o700).create(&path)?;

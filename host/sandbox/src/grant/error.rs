@@ -1,10 +1,90 @@
 //! Why a grant as written is refused, or a request falls outside it.
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::shown;
+
 /// Why a grant as written is refused, or an argument falls outside its
 /// exec grant. Display is one line naming the entry and what to fix.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+///
+/// The config prefixes it with the file, line and key of the entry; an
+/// embedder building [`Grants`](super::Grants) gets the same words.
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum GrantError {
+    /// A directory grant's guest path that is not absolute, or holds a
+    /// `.` or `..` segment.
+    #[error(
+        "{guest:?} must be an absolute guest path without . or .. (for example \"/workspace\")"
+    )]
+    GuestPath {
+        /// The guest path as given.
+        guest: String,
+    },
+    /// A second directory grant at a guest path already granted.
+    #[error("{guest:?} is granted twice")]
+    GuestTwice {
+        /// The guest path granted twice.
+        guest: String,
+    },
+    /// A directory grant's host path that is not a directory.
+    #[error("{} is not a directory", shown(.host))]
+    NotADirectory {
+        /// The host path as given.
+        host: PathBuf,
+    },
+    /// A path a grant names (a directory, a file a program may read) that
+    /// cannot be resolved to a real path.
+    #[error("cannot resolve {}: {source}", shown(.path))]
+    Unresolvable {
+        /// The path as given.
+        path: PathBuf,
+        /// Why it cannot be resolved.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// A Unix socket an exec grant names that is not one (or does not
+    /// exist).
+    #[error(
+        "{} is not a Unix socket: give the path of one that exists (start its server first)",
+        shown(.path)
+    )]
+    NotASocket {
+        /// The path as given.
+        path: PathBuf,
+    },
+    /// A passed-through variable name (`env` in the grants) that is empty
+    /// or holds `=` or a NUL byte.
+    #[error("{name:?} is not an environment variable name")]
+    EnvName {
+        /// The name as given.
+        name: String,
+    },
+    /// A second exec grant of a program already granted (the same file,
+    /// whatever name or path each gives it).
+    #[error("program {written:?} is granted twice (as {twin:?}): grant it once")]
+    ProgramTwice {
+        /// The second grant's program as written.
+        written: String,
+        /// The first grant's program as written.
+        twin: String,
+    },
+    /// A second grant of a program that is not on this machine, written
+    /// the same way as the first.
+    #[error("program {written:?} is granted twice: grant it once")]
+    UnusableTwice {
+        /// The program as written.
+        written: String,
+    },
+    /// A second net grant of a destination already granted.
+    #[error("{written:?} is granted twice (as {twin:?}): grant it once")]
+    NetTwice {
+        /// The second grant as written.
+        written: String,
+        /// The first grant as written.
+        twin: String,
+    },
     /// A net grant that is not `scheme://host[:port]`.
     #[error("{written:?} {why}")]
     Net {

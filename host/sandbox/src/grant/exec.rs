@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use tiny_harness_core::display::one_line;
 
 use super::env::EnvNames;
-use super::toml_string;
+use super::{GrantError, shown, toml_string};
 
 /// A program a plugin may have the host start.
 ///
@@ -199,12 +199,24 @@ impl ExecGrant {
         &self.canonical
     }
 
-    /// The grant with `paths` (absolute, resolved) also readable by the
-    /// program when it runs confined (`read = [...]` in the config): the
-    /// files it needs beyond the system set, such as its own package.
-    pub fn with_read(mut self, paths: Vec<PathBuf>) -> ExecGrant {
-        self.read = paths;
-        self
+    /// The grant with `path` also readable by the program when it runs
+    /// confined (one entry of `read = [...]` in the config): a file or
+    /// directory it needs beyond the system set, such as its own package.
+    ///
+    /// The path is resolved now, symlinks and `..` followed (a relative
+    /// path from the current directory; the config joins its own
+    /// directory first), and the real path is what is granted. A path
+    /// that cannot be resolved (it does not exist) is refused with
+    /// [`GrantError::Unresolvable`]. Default: nothing beyond the system
+    /// set.
+    pub fn allow_read(mut self, path: impl AsRef<Path>) -> Result<ExecGrant, GrantError> {
+        let path = path.as_ref();
+        let real = path.canonicalize().map_err(|e| GrantError::Unresolvable {
+            path: path.to_owned(),
+            source: std::sync::Arc::new(e),
+        })?;
+        self.read.push(real);
+        Ok(self)
     }
 
     /// What the program may read besides the system set.
@@ -230,11 +242,24 @@ impl ExecGrant {
         &self.env
     }
 
-    /// The grant letting the program connect to the Unix socket files
-    /// `paths` (absolute, resolved; `sockets = [...]` on the grant).
-    pub fn with_sockets(mut self, paths: Vec<PathBuf>) -> ExecGrant {
-        self.sockets = paths;
-        self
+    /// The grant letting the program connect to the Unix socket file at
+    /// `path` (one entry of `sockets = [...]` on the grant).
+    ///
+    /// The path is resolved now as [`allow_read`](Self::allow_read)
+    /// resolves one, and must be a Unix socket that exists (its server
+    /// started): anything else is refused with
+    /// [`GrantError::NotASocket`]. Default: no socket.
+    pub fn allow_socket(mut self, path: impl AsRef<Path>) -> Result<ExecGrant, GrantError> {
+        let path = path.as_ref();
+        let real = path
+            .canonicalize()
+            .ok()
+            .filter(|real| is_socket(real))
+            .ok_or_else(|| GrantError::NotASocket {
+                path: path.to_owned(),
+            })?;
+        self.sockets.push(real);
+        Ok(self)
     }
 
     /// The Unix socket files the program may connect to.
@@ -537,7 +562,14 @@ fn executable(_file: &Path) -> bool {
     true
 }
 
-/// A path as one line of text.
-fn shown(path: &Path) -> String {
-    one_line(&path.to_string_lossy()).into_owned()
+/// Whether `file` (symlinks followed) is a Unix socket.
+#[cfg(unix)]
+fn is_socket(file: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(file).is_ok_and(|m| m.file_type().is_socket())
+}
+
+#[cfg(not(unix))]
+fn is_socket(_file: &Path) -> bool {
+    false
 }

@@ -72,9 +72,9 @@ pub fn prepare(
 ) -> Result<Program, LaunchError> {
     let path = std::env::var_os("PATH");
     let granted =
-        super::find_program(&grants.exec, command, path.as_deref()).map_err(|denied| {
+        super::find_program(grants.exec(), command, path.as_deref()).map_err(|denied| {
             // A grant of it that is unusable on this machine says why.
-            if let Some(missing) = grants.unusable.iter().find(|u| u.names(command)) {
+            if let Some(missing) = grants.unusable().iter().find(|u| u.names(command)) {
                 return LaunchError::Unusable(missing.reason().to_owned());
             }
             match &denied.resolved {
@@ -194,7 +194,7 @@ pub fn environment(
                 grant: super::env::suggestion(granted.written(), name, granted.env()),
             });
         }
-        let value = expand(plugin, value, &grants.env, &format!("env {name}"))?;
+        let value = expand(plugin, value, grants.env(), &format!("env {name}"))?;
         env.retain(|(k, _)| k != name);
         env.push((name.clone(), value));
     }
@@ -246,18 +246,18 @@ pub fn policy(granted: &ExecGrant, grants: &Grants) -> Result<crate::confine::Po
     read.push(granted.program().to_owned());
     read.push(granted.canonical().to_owned());
     let mut write = Vec::new();
-    for dir in &grants.dirs {
-        match dir.mode {
-            super::DirMode::ReadOnly => read.push(dir.host.clone()),
-            super::DirMode::ReadWrite => write.push(dir.host.clone()),
+    for dir in grants.dirs() {
+        match dir.mode() {
+            super::DirMode::ReadOnly => read.push(dir.host().to_owned()),
+            super::DirMode::ReadWrite => write.push(dir.host().to_owned()),
         }
     }
-    let network = if grants.net.is_empty() {
+    let network = if grants.net().is_empty() {
         Network::None
-    } else if grants.net.iter().any(|g| g.port().is_none()) {
+    } else if grants.net().iter().any(|g| g.port().is_none()) {
         Network::Any
     } else {
-        let mut ports: Vec<u16> = grants.net.iter().filter_map(|g| g.port()).collect();
+        let mut ports: Vec<u16> = grants.net().iter().filter_map(|g| g.port()).collect();
         ports.sort_unstable();
         ports.dedup();
         Network::Ports(ports)
@@ -289,7 +289,7 @@ pub fn granted_dir(plugin: &str, cwd: &str, grants: &Grants) -> Result<PathBuf, 
         ),
     };
     let real = path.canonicalize().map_err(|_| not_granted())?;
-    if !real.is_dir() || !grants.dirs.iter().any(|d| real.starts_with(&d.host)) {
+    if !real.is_dir() || !grants.dirs().iter().any(|d| real.starts_with(d.host())) {
         return Err(not_granted());
     }
     Ok(real)

@@ -16,8 +16,27 @@ use std::pin::Pin;
 /// dropped before they are checked or tried.
 pub const MAX_ADDRESSES: usize = 16;
 
-/// What a lookup returns: the addresses, or a one-line reason.
-pub type Resolved = Result<Vec<IpAddr>, String>;
+/// What a lookup returns: the addresses, or why there are none.
+pub type Resolved = Result<Vec<IpAddr>, ResolveError>;
+
+/// Why a name did not resolve: one line naming it (the plugin sees it as
+/// its DNS error), with the lookup's own error as the source.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResolveError {
+    /// The name is not in the table, and there is no fallback.
+    #[error("cannot resolve {0}: no such name")]
+    NoSuchName(String),
+    /// The lookup failed.
+    #[error("cannot resolve {host}: {source}")]
+    Lookup {
+        /// The name looked up.
+        host: String,
+        /// The lookup's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// Resolves a DNS name to addresses.
 pub trait Resolve: fmt::Debug + Send + Sync {
@@ -34,9 +53,12 @@ pub struct SystemResolver;
 impl Resolve for SystemResolver {
     fn resolve<'a>(&'a self, host: &'a str) -> Pin<Box<dyn Future<Output = Resolved> + Send + 'a>> {
         Box::pin(async move {
-            let found = tokio::net::lookup_host((host, 0))
-                .await
-                .map_err(|e| format!("cannot resolve {host}: {e}"))?;
+            let found = tokio::net::lookup_host((host, 0)).await.map_err(|source| {
+                ResolveError::Lookup {
+                    host: host.to_owned(),
+                    source,
+                }
+            })?;
             Ok(found.map(|addr| addr.ip()).take(MAX_ADDRESSES).collect())
         })
     }
@@ -77,7 +99,7 @@ impl Resolve for StaticResolver {
             match (self.names.get(&host.to_ascii_lowercase()), &self.fallback) {
                 (Some(addresses), _) => Ok(addresses.iter().copied().take(MAX_ADDRESSES).collect()),
                 (None, Some(fallback)) => fallback.resolve(host).await,
-                (None, None) => Err(format!("cannot resolve {host}: no such name")),
+                (None, None) => Err(ResolveError::NoSuchName(host.to_owned())),
             }
         })
     }

@@ -54,9 +54,9 @@ pub(super) async fn send(
             let name = name.to_owned();
             match tokio::time::timeout_at(deadline.into(), policy.resolver.resolve(&name)).await {
                 Err(_) => return Err(Error::DnsTimeout),
-                Ok(Err(message)) => {
+                Ok(Err(error)) => {
                     return Err(Error::DnsError {
-                        rcode: Some(message),
+                        rcode: Some(error.to_string()),
                         info_code: None,
                     });
                 }
@@ -193,7 +193,7 @@ async fn answer(
     };
     let reply = stand_in
         .http(&asked)
-        .map_err(|message| Error::InternalError(Some(message)))?;
+        .map_err(|error| Error::InternalError(Some(error.to_string())))?;
     let mut response = Response::builder().status(reply.status);
     for (name, value) in &reply.headers {
         response = response.header(name, value);

@@ -41,14 +41,14 @@ fn a_server_added_to_no_config_makes_one_that_loads_with_its_grants() {
     assert_eq!(spec.name, "mcp");
     assert_eq!(spec.wasm, Path::new("builtin:mcp"));
     let data = data.canonicalize().unwrap();
-    assert_eq!(spec.grants.dirs.len(), 1);
-    assert_eq!(spec.grants.dirs[0].host, data);
+    assert_eq!(spec.grants.dirs().len(), 1);
+    assert_eq!(spec.grants.dirs()[0].host(), data);
     assert_eq!(
-        spec.grants.dirs[0].mode,
+        spec.grants.dirs()[0].mode(),
         tiny_harness_sandbox::grant::DirMode::ReadOnly
     );
-    assert_eq!(spec.grants.env, ["TOKEN"]);
-    let exec = &spec.grants.exec[0];
+    assert_eq!(spec.grants.env(), ["TOKEN"]);
+    let exec = &spec.grants.exec()[0];
     assert_eq!(exec.program(), Path::new("/bin/sh"));
     assert!(exec.env().allows("TOKEN") && exec.env().allows("LEVEL") && !exec.env().allows("HOME"));
     let server = &spec.config["mcpServers"]["files"];
@@ -99,12 +99,12 @@ fn an_existing_config_keeps_its_comments_and_grants_are_widened_not_repeated() {
     );
     let config = loads(dir.path(), &second.text);
     let mcp = config.plugins.iter().find(|p| p.name == "mcp").unwrap();
-    assert_eq!(mcp.grants.exec.len(), 1, "one grant for one program");
+    assert_eq!(mcp.grants.exec().len(), 1, "one grant for one program");
     let modes: Vec<_> = mcp
         .grants
-        .dirs
+        .dirs()
         .iter()
-        .map(|d| (d.host.clone(), d.mode))
+        .map(|d| (d.host().to_owned(), d.mode()))
         .collect();
     assert_eq!(
         modes,
