@@ -32,7 +32,8 @@ fn sdk_dir() -> PathBuf {
     workspace_root().join("tests").join("sdk")
 }
 
-/// Every `name==version` pin of `requirements.txt`.
+/// Every `name==version` pin of `requirements.txt` (a pin with an
+/// extra, `name[extra]==version`, by its package's name).
 fn pins() -> Vec<(String, String)> {
     let text = std::fs::read_to_string(sdk_dir().join("requirements.txt")).unwrap();
     text.lines()
@@ -40,6 +41,8 @@ fn pins() -> Vec<(String, String)> {
         .map(|l| {
             let pin = l.trim_end_matches('\\').trim();
             let (name, version) = pin.split_once("==").unwrap();
+            // `google-auth[requests]`: the package is `google-auth`.
+            let name = name.split('[').next().unwrap();
             (name.to_owned(), version.to_owned())
         })
         .collect()
