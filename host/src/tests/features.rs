@@ -113,8 +113,8 @@ async fn without_oauth_a_server_that_wants_a_login_fails_naming_the_feature() {
         "declares": { "url": url, "oauth": { "client_id": "tiny-harness" } },
     }});
     spec.grants
-        .net
-        .push(crate::NetGrant::parse("http://127.0.0.1:*").unwrap());
+        .add_net(crate::NetGrant::parse("http://127.0.0.1:*").unwrap())
+        .unwrap();
     let host = HostBuilder::new()
         .compile_cache(None)
         .plugin(spec)
