@@ -97,6 +97,9 @@ pub struct Config {
     /// `resources`), the defaults where unset.
     #[cfg(feature = "intrinsics")]
     pub skill_limits: crate::intrinsic::SkillLimits,
+    /// The `[serve]` table as written, for the gateway
+    /// (`tiny-harness-serve`, which checks it); `None` without one.
+    pub serve: Option<toml::Table>,
 }
 
 /// Where a plugin's component came from when its `path` is an `oci://`
@@ -139,6 +142,7 @@ struct RawConfig {
     #[serde(default)]
     plugins: BTreeMap<Spanned<String>, RawPlugin>,
     skills: Option<RawSkills>,
+    serve: Option<toml::Table>,
 }
 
 #[derive(Deserialize)]
@@ -263,6 +267,7 @@ impl Config {
             skills_root,
             #[cfg(feature = "intrinsics")]
             skill_limits,
+            serve: raw.serve,
         })
     }
 }

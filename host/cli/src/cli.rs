@@ -22,6 +22,7 @@ mod pins;
 mod plugins;
 mod replay;
 mod scaffold;
+mod serve;
 mod session;
 mod tools;
 mod workflow;
@@ -48,7 +49,7 @@ const MAX_STDIN_ARGUMENTS: u64 = 64 << 20;
 /// Runs the command line and returns the process's exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    log_to_stderr(cli.verbose);
+    log_to_stderr(cli.verbose, matches!(cli.command, Command::Serve { .. }));
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -82,12 +83,14 @@ pub fn main() -> ExitCode {
 }
 
 /// Sends the host's log to standard error when asked (`--verbose`, or
-/// `RUST_LOG` naming what to show); otherwise nothing is logged.
-fn log_to_stderr(verbose: bool) {
+/// `RUST_LOG` naming what to show); otherwise nothing is logged, except
+/// that `serve` logs one line per request and every warning.
+fn log_to_stderr(verbose: bool, serving: bool) {
     use tracing_subscriber::EnvFilter;
     let filter = match std::env::var("RUST_LOG") {
         Ok(filter) if !filter.trim().is_empty() => EnvFilter::new(filter),
         _ if verbose => EnvFilter::new("warn,tiny_harness=debug"),
+        _ if serving => EnvFilter::new("warn,tiny_harness::serve=info"),
         _ => return,
     };
     let _ = tracing_subscriber::fmt()
@@ -193,6 +196,21 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Pins { action } => pins_command(&globals, action).await,
         Command::Mcp { action } => mcp_command(&globals, action).await,
         Command::Plugin { action } => plugin_command(&globals, action).await,
+        Command::Serve {
+            stdio: _,
+            http,
+            tokens,
+            allow_host,
+            allow_origin,
+        } => {
+            let args = serve::ServeArgs {
+                http,
+                tokens,
+                allow_host,
+                allow_origin,
+            };
+            serve::serve(&globals, args).await
+        }
     }
 }
 

@@ -136,6 +136,34 @@ pub(super) enum Command {
         #[arg(long, value_name = "ID", requires = "workflow")]
         actor: Option<String>,
     },
+    /// Serve the registry to MCP clients, over stdio (the default) or streamable HTTP: every call
+    /// runs behind the same validation, pins and sandbox as `call`. The config's [serve] section
+    /// names the clients and the tools each sees (docs/serve.md).
+    Serve {
+        /// Serve one client on standard input and output (the default): for a client that starts
+        /// tiny-harness itself, as a desktop assistant's "mcpServers" entry does.
+        #[arg(long, conflicts_with = "http")]
+        stdio: bool,
+        /// Serve streamable HTTP at ADDR, path /mcp (127.0.0.1:8787 when ADDR is left out;
+        /// port 0 picks a free one, printed on stderr). Without --tokens only a loopback address
+        /// is served, to one client named `anonymous`.
+        #[arg(long, value_name = "ADDR", num_args = 0..=1,
+              default_missing_value = tiny_harness_serve::DEFAULT_ADDR)]
+        http: Option<std::net::SocketAddr>,
+        /// With --http, require a bearer token from this file on every request: one `NAME TOKEN`
+        /// line per client, each with a [serve.clients.NAME] entry; the file must be readable by
+        /// its owner only (chmod 600).
+        #[arg(long, value_name = "FILE", requires = "http")]
+        tokens: Option<PathBuf>,
+        /// With --http, also accept this Host header (name or name:port; repeat for more). Only
+        /// loopback names are accepted otherwise.
+        #[arg(long, value_name = "HOST", requires = "http")]
+        allow_host: Vec<String>,
+        /// With --http, accept requests from this browser origin (scheme://host[:port], :* for
+        /// any port; repeat for more). A request that sends any other Origin is refused.
+        #[arg(long, value_name = "ORIGIN", requires = "http")]
+        allow_origin: Vec<String>,
+    },
     /// Compare tools with their pins in the config's lock (NAME.lock beside NAME.toml), or pin them again.
     Pins {
         #[command(subcommand)]

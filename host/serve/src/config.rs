@@ -1,0 +1,393 @@
+//! The `[serve]` section of a host config: the clients and the tools each
+//! sees, the `Host` and `Origin` allowlists, and the gateway's limits.
+//!
+//! Invariant: a [`ServeConfig`] is checked as a whole when it is made (a
+//! glob that cannot match a registry name, a client name that could not
+//! be a token's, a rename that is not an MCP tool name, a limit of 0 or
+//! past its ceiling are refused here); what needs the registry (a set
+//! that matches nothing, a rename that collides) is checked when the
+//! gateway is built ([`crate::Gateway::new`]).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::clients::Glob;
+
+/// What `[serve]` says, checked.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct ServeConfig {
+    /// `[serve.clients.NAME]`: the tool set of each client, by name.
+    pub clients: BTreeMap<String, ClientEntry>,
+    /// `allowed_hosts`: `Host` values accepted besides the loopback ones.
+    pub allowed_hosts: Vec<String>,
+    /// `allowed_origins`: browser origins accepted (`scheme://host[:port]`).
+    pub allowed_origins: Vec<String>,
+    /// `[serve.limits]`.
+    pub limits: ServeLimits,
+}
+
+/// One client's entry: which tools it sees and under which names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClientEntry {
+    /// `tools`: globs over registry names (`*` any run of characters, `?`
+    /// one); `None` is every tool.
+    pub tools: Option<Vec<Glob>>,
+    /// `rename`: the client's own name for a tool, to the tool's registry
+    /// name.
+    pub rename: BTreeMap<String, String>,
+}
+
+impl ClientEntry {
+    /// An entry that sees the tools matching `globs`.
+    pub fn tools(globs: impl IntoIterator<Item = Glob>) -> ClientEntry {
+        ClientEntry {
+            tools: Some(globs.into_iter().collect()),
+            rename: BTreeMap::new(),
+        }
+    }
+
+    /// This entry, with the tool `registry_name` seen as `name`.
+    pub fn rename(mut self, name: &str, registry_name: &str) -> Result<ClientEntry, ServeError> {
+        check_wire_name(name).map_err(|why| ServeError::Config(format!("rename: {why}")))?;
+        self.rename
+            .insert(name.to_owned(), registry_name.to_owned());
+        Ok(self)
+    }
+}
+
+/// The gateway's bounds, each with its config key under `[serve.limits]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServeLimits {
+    /// `request_kib`: the largest request body read (413 past it).
+    pub request_bytes: usize,
+    /// `concurrent_requests`: requests served at once over HTTP, all
+    /// clients together (503 past it).
+    pub concurrent_requests: usize,
+    /// `requests_per_second`: one client's sustained rate over HTTP, with
+    /// a burst of as many (429 past it).
+    pub requests_per_second: u32,
+    /// `sessions`: 2025-11-25 sessions open at once (503 for a new one).
+    pub sessions: usize,
+    /// `session_idle_secs`: a session unused this long is closed.
+    pub session_idle: Duration,
+    /// `connections`: HTTP connections open at once (further ones wait in
+    /// the kernel's backlog).
+    pub connections: usize,
+    /// `read_timeout_secs`: the time a client has to send a request's
+    /// headers and its whole body.
+    pub read_timeout: Duration,
+    /// `relist_interval_ms`: the shortest time between two iterations (an
+    /// iteration re-lists an upstream MCP server's tools before the first
+    /// call to them).
+    pub relist_interval: Duration,
+}
+
+impl Default for ServeLimits {
+    fn default() -> Self {
+        ServeLimits {
+            request_bytes: 1 << 20,
+            concurrent_requests: 64,
+            requests_per_second: 200,
+            sessions: 256,
+            session_idle: Duration::from_secs(300),
+            connections: 512,
+            read_timeout: Duration::from_secs(10),
+            relist_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Why the gateway cannot be set up or cannot serve.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// `[serve]` (or what the registry makes of it) is unusable.
+    #[error("serve: {0}")]
+    Config(String),
+    /// The tokens file is unusable.
+    #[error("tokens file {path}: {reason}")]
+    Tokens {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong and what to do.
+        reason: String,
+    },
+    /// Serving over HTTP would expose the tools without authentication,
+    /// or the address cannot be bound.
+    #[error("{0}")]
+    Http(String),
+    /// The transport failed.
+    #[error("serving failed: {0}")]
+    Io(#[source] std::io::Error),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServe {
+    #[serde(default)]
+    clients: BTreeMap<String, RawClient>,
+    #[serde(default)]
+    allowed_hosts: Vec<String>,
+    #[serde(default)]
+    allowed_origins: Vec<String>,
+    #[serde(default)]
+    limits: RawLimits,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClient {
+    tools: Option<Vec<String>>,
+    #[serde(default)]
+    rename: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    request_kib: Option<u64>,
+    concurrent_requests: Option<u64>,
+    requests_per_second: Option<u64>,
+    sessions: Option<u64>,
+    session_idle_secs: Option<u64>,
+    connections: Option<u64>,
+    read_timeout_secs: Option<u64>,
+    relist_interval_ms: Option<u64>,
+}
+
+/// The most clients a config may name (each has a rate bucket and a view
+/// per registry snapshot).
+pub const MAX_CLIENTS: usize = 1024;
+/// The most globs or renames one client may have.
+pub const MAX_PATTERNS: usize = 1024;
+
+impl ServeConfig {
+    /// Checks the `[serve]` table of a config (`None`: no such section,
+    /// the defaults).
+    pub fn from_table(table: Option<&toml::Table>) -> Result<ServeConfig, ServeError> {
+        let Some(table) = table else {
+            return Ok(ServeConfig::default());
+        };
+        let raw: RawServe =
+            toml::Value::Table(table.clone())
+                .try_into()
+                .map_err(|e: toml::de::Error| {
+                    ServeError::Config(
+                        tiny_harness_core::display::one_line(e.message().trim()).into_owned(),
+                    )
+                })?;
+        if raw.clients.len() > MAX_CLIENTS {
+            return Err(ServeError::Config(format!(
+                "clients: {} clients, more than the {MAX_CLIENTS} allowed",
+                raw.clients.len()
+            )));
+        }
+        let mut clients = BTreeMap::new();
+        for (name, client) in raw.clients {
+            check_client_name(&name)
+                .map_err(|why| ServeError::Config(format!("clients.{name:?}: {why}")))?;
+            let at = |what: &str, why: String| {
+                ServeError::Config(format!("clients.{name}.{what}: {why}"))
+            };
+            let tools = match client.tools {
+                None => None,
+                Some(globs) if globs.len() > MAX_PATTERNS => {
+                    return Err(at("tools", format!("more than {MAX_PATTERNS} globs")));
+                }
+                Some(globs) => Some(
+                    globs
+                        .iter()
+                        .map(|glob| Glob::new(glob).map_err(|why| at("tools", why)))
+                        .collect::<Result<Vec<_>, _>>()?,
+                ),
+            };
+            if client.rename.len() > MAX_PATTERNS {
+                return Err(at("rename", format!("more than {MAX_PATTERNS} renames")));
+            }
+            for alias in client.rename.keys() {
+                check_wire_name(alias).map_err(|why| at("rename", why))?;
+            }
+            clients.insert(
+                name,
+                ClientEntry {
+                    tools,
+                    rename: client.rename,
+                },
+            );
+        }
+        for host in &raw.allowed_hosts {
+            if host.is_empty() || host.chars().any(|c| c.is_whitespace() || c == '/') {
+                return Err(ServeError::Config(format!(
+                    "allowed_hosts: {host:?} is not a host name or host:port"
+                )));
+            }
+        }
+        for origin in &raw.allowed_origins {
+            check_origin(origin)
+                .map_err(|why| ServeError::Config(format!("allowed_origins: {why}")))?;
+        }
+        Ok(ServeConfig {
+            clients,
+            allowed_hosts: raw.allowed_hosts,
+            allowed_origins: raw.allowed_origins,
+            limits: raw.limits.check()?,
+        })
+    }
+}
+
+impl RawLimits {
+    fn check(self) -> Result<ServeLimits, ServeError> {
+        let mut limits = ServeLimits::default();
+        let get = |value: Option<u64>, key: &str, max: u64| -> Result<Option<u64>, ServeError> {
+            match value {
+                None => Ok(None),
+                Some(n) if (1..=max).contains(&n) => Ok(Some(n)),
+                Some(n) => Err(ServeError::Config(format!(
+                    "limits.{key}: {n} is outside 1..={max}"
+                ))),
+            }
+        };
+        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        if let Some(kib) = get(self.request_kib, "request_kib", 64 << 10)? {
+            limits.request_bytes = size(kib << 10);
+        }
+        if let Some(n) = get(self.concurrent_requests, "concurrent_requests", 65_536)? {
+            limits.concurrent_requests = size(n);
+        }
+        if let Some(n) = get(self.requests_per_second, "requests_per_second", 1_000_000)? {
+            limits.requests_per_second = u32::try_from(n).unwrap_or(u32::MAX);
+        }
+        if let Some(n) = get(self.sessions, "sessions", 65_536)? {
+            limits.sessions = size(n);
+        }
+        if let Some(n) = get(self.session_idle_secs, "session_idle_secs", 86_400)? {
+            limits.session_idle = Duration::from_secs(n);
+        }
+        if let Some(n) = get(self.connections, "connections", 65_536)? {
+            limits.connections = size(n);
+        }
+        if let Some(n) = get(self.read_timeout_secs, "read_timeout_secs", 3_600)? {
+            limits.read_timeout = Duration::from_secs(n);
+        }
+        if let Some(n) = get(self.relist_interval_ms, "relist_interval_ms", 3_600_000)? {
+            limits.relist_interval = Duration::from_millis(n);
+        }
+        Ok(limits)
+    }
+}
+
+/// A client's name: what a tokens file, a JWT claim or a log line uses.
+/// The stdio client is `stdio`, the anonymous loopback client `anonymous`.
+pub(crate) fn check_client_name(name: &str) -> Result<(), String> {
+    let ok = (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err("a client name is 1 to 64 of A-Z a-z 0-9 - _ .".to_owned())
+    }
+}
+
+/// An MCP tool name: `[A-Za-z0-9_.-]`, 1 to 128.
+pub(crate) fn check_wire_name(name: &str) -> Result<(), String> {
+    let ok = (1..=128).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{:?} is not an MCP tool name (1 to 128 of A-Z a-z 0-9 _ . -)",
+            tiny_harness_core::display::one_line(name)
+        ))
+    }
+}
+
+/// An origin: `null`, or `scheme://host[:port]` (`:*` any port).
+pub(crate) fn check_origin(origin: &str) -> Result<(), String> {
+    if origin == "null" {
+        return Ok(());
+    }
+    let Some((scheme, rest)) = origin.split_once("://") else {
+        return Err(format!(
+            "{origin:?} lacks a scheme (https://app.example.com)"
+        ));
+    };
+    let fine = !scheme.is_empty()
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        && !rest.is_empty()
+        && !rest.contains(['/', '?', '#', ' ']);
+    if fine {
+        Ok(())
+    } else {
+        Err(format!("{origin:?} is not scheme://host[:port]"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<ServeConfig, ServeError> {
+        let table: toml::Table = toml::from_str(text).unwrap();
+        ServeConfig::from_table(table.get("serve").and_then(|v| v.as_table()))
+    }
+
+    #[test]
+    fn clients_limits_and_allowlists_are_read() {
+        let config = parse(
+            r#"
+            [serve]
+            allowed_origins = ["https://app.example.com:*"]
+            [serve.limits]
+            request_kib = 64
+            relist_interval_ms = 250
+            [serve.clients.ci]
+            tools = ["fs/*"]
+            rename = { read = "fs/workspace.read_file" }
+            "#,
+        )
+        .unwrap();
+        assert_eq!(config.limits.request_bytes, 64 << 10);
+        assert_eq!(config.limits.relist_interval, Duration::from_millis(250));
+        assert_eq!(config.limits.sessions, ServeLimits::default().sessions);
+        let ci = &config.clients["ci"];
+        assert_eq!(ci.tools.as_ref().unwrap().len(), 1);
+        assert_eq!(ci.rename["read"], "fs/workspace.read_file");
+    }
+
+    #[test]
+    fn bad_entries_are_refused_naming_the_key() {
+        for (text, says) in [
+            ("[serve]\nport = 1", "unknown field `port`"),
+            (
+                "[serve.limits]\nrequest_kib = 0",
+                "limits.request_kib: 0 is outside",
+            ),
+            ("[serve.clients.\"a b\"]\ntools = []", "a client name is"),
+            (
+                "[serve.clients.ci]\nrename = { \"a/b\" = \"x/y.z\" }",
+                "clients.ci.rename",
+            ),
+            ("[serve.clients.ci]\ntools = [\"\"]", "clients.ci.tools"),
+            (
+                "[serve]\nallowed_origins = [\"app.example.com\"]",
+                "lacks a scheme",
+            ),
+        ] {
+            let error = parse(text).unwrap_err().to_string();
+            assert!(error.contains(says), "{text:?}: {error}");
+            assert!(!error.contains('\n'), "{error}");
+        }
+    }
+}
