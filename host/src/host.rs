@@ -47,7 +47,7 @@ use guard::Guarded;
 use lockfile::LockState;
 
 use crate::config::{Config, ConfigError};
-use crate::invoke::{CallOutcome, Invoker, ToolCall};
+use crate::invoke::{CallOutcome, Caller, Invoker, ToolCall};
 #[cfg(feature = "mcp")]
 use crate::mcp_runtime::McpSource;
 use crate::plugin::{LoadError, Plugin, PluginEngine};
@@ -316,5 +316,11 @@ impl Host {
     /// Runs one validated call that a provider made under `wire_name`.
     pub async fn invoke_as(&self, call: &ToolCall, wire_name: Option<&str>) -> CallOutcome {
         self.invoker.invoke_as(call, wire_name).await
+    }
+
+    /// Runs one validated call that `caller` made (a gateway's client,
+    /// under a wire name), as the recorder sees it.
+    pub async fn invoke_from(&self, call: &ToolCall, caller: Caller<'_>) -> CallOutcome {
+        self.invoker.invoke_from(call, caller).await
     }
 }

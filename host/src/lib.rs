@@ -215,7 +215,7 @@ pub use tiny_harness_wasm::{CompileOrigin, Plugin};
 // Calls and what they return.
 #[cfg(feature = "mcp")]
 pub use host::CodeDrift;
-pub use tiny_harness_core::invoke::{CallOutcome, CallRecorder, Invoker, ToolCall};
+pub use tiny_harness_core::invoke::{CallOutcome, CallRecorder, Caller, Invoker, ToolCall};
 pub use tiny_harness_core::journal::Journal;
 pub use tiny_harness_core::registry::{
     LiveRegistry, RegisteredTool, RegistrationLimits, Registry, RegistryError, ToolName,

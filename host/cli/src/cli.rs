@@ -90,7 +90,9 @@ fn log_to_stderr(verbose: bool, serving: bool) {
     let filter = match std::env::var("RUST_LOG") {
         Ok(filter) if !filter.trim().is_empty() => EnvFilter::new(filter),
         _ if verbose => EnvFilter::new("warn,tiny_harness=debug"),
-        _ if serving => EnvFilter::new("warn,tiny_harness::serve=info"),
+        // rmcp's own lines (a response nobody reads after a cancellation,
+        // a client gone mid-stream) say nothing an operator can act on.
+        _ if serving => EnvFilter::new("warn,rmcp=off,tiny_harness::serve=info"),
         _ => return,
     };
     let _ = tracing_subscriber::fmt()
@@ -202,12 +204,14 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             tokens,
             allow_host,
             allow_origin,
+            watch,
         } => {
             let args = serve::ServeArgs {
                 http,
                 tokens,
                 allow_host,
                 allow_origin,
+                watch,
             };
             serve::serve(&globals, args).await
         }

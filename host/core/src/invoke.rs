@@ -159,6 +159,39 @@ pub trait CallRecorder: Send + Sync + std::fmt::Debug {
         definition: Option<&SchemaHash>,
         wire_name: Option<&str>,
     );
+
+    /// Records one call with who made it ([`Caller`]). By default, the
+    /// same as [`CallRecorder::record`] with the caller's wire name: a
+    /// recorder that keeps the client overrides this too.
+    fn record_from(
+        &self,
+        call: &ToolCall,
+        outcome: &CallOutcome,
+        definition: Option<&SchemaHash>,
+        caller: Caller<'_>,
+    ) {
+        self.record(call, outcome, definition, caller.wire_name);
+    }
+}
+
+/// Who made a call, for the recorder: the name a provider or an MCP
+/// client called the tool by, and the gateway's client.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Caller<'a> {
+    /// The name the call used, when a provider adapter or a gateway
+    /// decoded it.
+    pub wire_name: Option<&'a str>,
+    /// The client the call came from (a gateway's token name, `stdio`,
+    /// `anonymous`), when a gateway served it.
+    pub client: Option<&'a str>,
+}
+
+impl<'a> Caller<'a> {
+    /// A call by `client`, under `wire_name`.
+    pub fn new(wire_name: Option<&'a str>, client: Option<&'a str>) -> Self {
+        Caller { wire_name, client }
+    }
 }
 
 /// Validates and dispatches calls against a registry. Cheap to clone and
@@ -204,13 +237,19 @@ impl Invoker {
     /// As [`Invoker::invoke`], for a call a provider made under
     /// `wire_name` (given to the recorder).
     pub async fn invoke_as(&self, call: &ToolCall, wire_name: Option<&str>) -> CallOutcome {
+        self.invoke_from(call, Caller::new(wire_name, None)).await
+    }
+
+    /// As [`Invoker::invoke`], for a call `caller` made (given to the
+    /// recorder).
+    pub async fn invoke_from(&self, call: &ToolCall, caller: Caller<'_>) -> CallOutcome {
         let mut definition = None;
         let mut checked = false;
         let result = self.run(call, &mut definition, &mut checked).await;
         let mut outcome = CallOutcome::new(call.id.clone(), call.name.clone(), result);
         outcome.output_checked = checked;
         if let Some(recorder) = &self.recorder {
-            recorder.record(call, &outcome, definition.as_ref(), wire_name);
+            recorder.record_from(call, &outcome, definition.as_ref(), caller);
         }
         outcome
     }

@@ -6,7 +6,8 @@
 //! name, the wire name when the call came through a provider adapter, the
 //! sha256 of the arguments' RFC 8785 canonical JSON, the sha256 of the
 //! tool's whole definition (as registered; `null` for a name that is not
-//! registered), the outcome (`ok`, `tool_error` or the error code) and the
+//! registered), the gateway's client when a gateway served the call,
+//! the outcome (`ok`, `tool_error` or the error code) and the
 //! sha256 of the rendered block, which is exactly the text the model is
 //! sent ([`CallOutcome::render`] renders once). With `full`, the arguments
 //! and the rendered block themselves are included too.
@@ -27,7 +28,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
-use crate::invoke::{CallOutcome, CallRecorder, ToolCall};
+use crate::invoke::{CallOutcome, CallRecorder, Caller, ToolCall};
 use crate::schema::SchemaHash;
 
 /// An open call journal.
@@ -46,6 +47,8 @@ struct Line<'a> {
     call_id: &'a str,
     tool: &'a str,
     wire_name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client: Option<&'a str>,
     arguments_sha256: SchemaHash,
     definition_sha256: Option<&'a SchemaHash>,
     outcome: &'a str,
@@ -109,6 +112,18 @@ impl CallRecorder for Journal {
         definition: Option<&SchemaHash>,
         wire_name: Option<&str>,
     ) {
+        self.record_from(call, outcome, definition, Caller::new(wire_name, None));
+    }
+
+    /// As [`Journal::record`], with the gateway's client when there is
+    /// one (`client` in the line).
+    fn record_from(
+        &self,
+        call: &ToolCall,
+        outcome: &CallOutcome,
+        definition: Option<&SchemaHash>,
+        caller: Caller<'_>,
+    ) {
         let rendered = outcome.render();
         let code = match &outcome.result {
             Ok(result) if result.is_error => "tool_error",
@@ -119,7 +134,8 @@ impl CallRecorder for Journal {
             time: rfc3339_utc(SystemTime::now()),
             call_id: &call.id,
             tool: &call.name,
-            wire_name,
+            wire_name: caller.wire_name,
+            client: caller.client,
             arguments_sha256: SchemaHash::of(&call.arguments),
             definition_sha256: definition,
             outcome: code,

@@ -121,6 +121,15 @@ pub enum ServeError {
     /// or the address cannot be bound.
     #[error("{0}")]
     Http(String),
+    /// `error`, in the config file `file`.
+    #[error("{}: {error}", .file.display())]
+    InConfig {
+        /// The config file.
+        file: std::path::PathBuf,
+        /// What is wrong in it.
+        #[source]
+        error: Box<ServeError>,
+    },
     /// The transport failed.
     #[error("serving failed: {0}")]
     Io(#[source] std::io::Error),
@@ -166,7 +175,22 @@ pub const MAX_CLIENTS: usize = 1024;
 /// The most globs or renames one client may have.
 pub const MAX_PATTERNS: usize = 1024;
 
+impl ServeError {
+    /// This error, said of the config file `file`.
+    pub fn in_config(self, file: &std::path::Path) -> ServeError {
+        ServeError::InConfig {
+            file: file.to_owned(),
+            error: Box::new(self),
+        }
+    }
+}
+
 impl ServeConfig {
+    /// Checks the `[serve]` section of `config`; an error names its file.
+    pub fn from_config(config: &tiny_harness_host::Config) -> Result<ServeConfig, ServeError> {
+        ServeConfig::from_table(config.serve.as_ref()).map_err(|e| e.in_config(&config.path))
+    }
+
     /// Checks the `[serve]` table of a config (`None`: no such section,
     /// the defaults).
     pub fn from_table(table: Option<&toml::Table>) -> Result<ServeConfig, ServeError> {

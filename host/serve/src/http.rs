@@ -117,7 +117,8 @@ impl Gateway {
             )));
         }
         if let Some(tokens) = &options.tokens {
-            let missing: Vec<&str> = tokens.names().filter(|n| !self.has_client(n)).collect();
+            let served = self.served();
+            let missing: Vec<&str> = tokens.names().filter(|n| !served.clients.has(n)).collect();
             if !missing.is_empty() {
                 return Err(ServeError::Config(format!(
                     "clients: {} of the tokens file {} no [serve.clients.NAME] entry; add one \
@@ -128,7 +129,8 @@ impl Gateway {
             }
         }
         let limits = *self.limits();
-        let config = &self.inner.config;
+        let served = self.served();
+        let config = &served.config;
         let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"]
             .into_iter()
             .map(str::to_owned)
@@ -159,13 +161,14 @@ impl Gateway {
             buckets: Mutex::new(HashMap::new()),
             sessions,
         });
-        let mcp = Router::new()
-            .route_service(MCP_PATH, service)
-            .layer(axum::middleware::from_fn_with_state(guard, guard_request));
+        let mcp = Router::new().route_service(MCP_PATH, service).layer(
+            axum::middleware::from_fn_with_state(guard.clone(), guard_request),
+        );
         let ready = self.clone();
         let router = Router::new()
             .route("/healthz", get(|| async { "ok\n" }))
             .route("/readyz", get(move || readiness(ready.clone())))
+            .route("/metrics", get(metrics).with_state(guard))
             .merge(mcp);
         let listener = tokio::net::TcpListener::bind(options.addr)
             .await
@@ -237,8 +240,8 @@ impl Bound {
     }
 }
 
-/// `/readyz`: 200 when every plugin is loaded and every MCP server is
-/// connected with its tools as pinned, else 503 with the first reason.
+/// `/readyz`: 200 unless an MCP server failed or tools differ from their
+/// pins (503 with the first reason); see [`Gateway::not_ready`].
 async fn readiness(gateway: Gateway) -> Response {
     match gateway.not_ready() {
         None => (StatusCode::OK, "ready\n").into_response(),
@@ -246,9 +249,81 @@ async fn readiness(gateway: Gateway) -> Response {
     }
 }
 
-/// A refusal with a one-line body.
-fn refuse(status: StatusCode, why: &str) -> Response {
-    (status, format!("{why}\n")).into_response()
+/// A refusal with a one-line body, counted and logged.
+fn refuse(
+    guard: &Guard,
+    client: Option<&str>,
+    reason: &'static str,
+    status: StatusCode,
+    why: &str,
+) -> Response {
+    guard.gateway.metrics().refused(reason);
+    tracing::info!(
+        target: "tiny_harness::serve",
+        client = client.unwrap_or(""),
+        status = status.as_u16(),
+        outcome = reason,
+        "refused a request"
+    );
+    let mut response = (status, format!("{why}\n")).into_response();
+    if matches!(reason, "rate_limited" | "busy" | "sessions") {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    response
+}
+
+/// The client whose bearer token `headers` carry, or the 401 that
+/// refuses them.
+fn authenticate(
+    guard: &Guard,
+    tokens: &Tokens,
+    headers: &http::HeaderMap,
+) -> Result<Arc<str>, Box<Response>> {
+    let presented = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| {
+            let (scheme, token) = value.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        });
+    if let Some(client) = presented.and_then(|token| tokens.client(token.as_bytes())) {
+        return Ok(Arc::from(client));
+    }
+    let challenge = if presented.is_some() {
+        "Bearer realm=\"tiny-harness\", error=\"invalid_token\""
+    } else {
+        "Bearer realm=\"tiny-harness\""
+    };
+    let mut response = refuse(
+        guard,
+        None,
+        "unauthorized",
+        StatusCode::UNAUTHORIZED,
+        "a bearer token of the gateway's tokens file is required",
+    );
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(challenge),
+    );
+    Err(Box::new(response))
+}
+
+/// `/metrics`: the Prometheus text; with a tokens file, for a request
+/// carrying one of its tokens only.
+async fn metrics(State(guard): State<Arc<Guard>>, request: Request) -> Response {
+    if let Some(tokens) = &guard.tokens
+        && let Err(refusal) = authenticate(&guard, tokens, request.headers())
+    {
+        return *refusal;
+    }
+    let mut response = guard.gateway.metrics_text().into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    response
 }
 
 /// Everything a request must pass before rmcp sees it.
@@ -256,69 +331,39 @@ async fn guard_request(State(guard): State<Arc<Guard>>, request: Request, next: 
     let limits = *guard.gateway.limits();
     let client: Arc<str> = match &guard.tokens {
         None => Arc::from(ANONYMOUS_CLIENT),
-        Some(tokens) => {
-            let presented = request
-                .headers()
-                .get(header::AUTHORIZATION)
-                .and_then(|value| value.to_str().ok())
-                .and_then(|value| {
-                    let (scheme, token) = value.split_once(' ')?;
-                    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-                });
-            match presented.and_then(|token| tokens.client(token.as_bytes())) {
-                Some(client) => Arc::from(client),
-                None => {
-                    let error = if presented.is_some() {
-                        "Bearer realm=\"tiny-harness\", error=\"invalid_token\""
-                    } else {
-                        "Bearer realm=\"tiny-harness\""
-                    };
-                    tracing::info!(target: "tiny_harness::serve", outcome = "unauthorized", "refused a request");
-                    let mut response = refuse(
-                        StatusCode::UNAUTHORIZED,
-                        "a bearer token of the gateway's tokens file is required",
-                    );
-                    response
-                        .headers_mut()
-                        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(error));
-                    return response;
-                }
-            }
-        }
+        Some(tokens) => match authenticate(&guard, tokens, request.headers()) {
+            Ok(client) => client,
+            Err(refusal) => return *refusal,
+        },
     };
+    let refused = |reason, status, why: &str| refuse(&guard, Some(&client), reason, status, why);
     if !guard.admit(&client, limits.requests_per_second) {
-        tracing::info!(target: "tiny_harness::serve", client = &*client, outcome = "rate_limited", "refused a request");
-        let mut response = refuse(
+        return refused(
+            "rate_limited",
             StatusCode::TOO_MANY_REQUESTS,
             "too many requests; slow down",
         );
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        return response;
     }
     let Ok(permit) = guard.in_flight.clone().try_acquire_owned() else {
-        tracing::info!(target: "tiny_harness::serve", client = &*client, outcome = "busy", "refused a request");
-        let mut response = refuse(
+        return refused(
+            "busy",
             StatusCode::SERVICE_UNAVAILABLE,
             "too many requests in flight",
         );
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        return response;
     };
     let (mut parts, body) = request.into_parts();
     let limited = http_body_util::Limited::new(body, limits.request_bytes);
     let bytes = match tokio::time::timeout(limits.read_timeout, limited.collect()).await {
         Err(_) => {
-            return refuse(
+            return refused(
+                "read_timeout",
                 StatusCode::REQUEST_TIMEOUT,
                 "the request body was not sent in time",
             );
         }
         Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
-            return refuse(
+            return refused(
+                "too_large",
                 StatusCode::PAYLOAD_TOO_LARGE,
                 &format!(
                     "the request body is larger than {} bytes",
@@ -327,7 +372,8 @@ async fn guard_request(State(guard): State<Arc<Guard>>, request: Request, next: 
             );
         }
         Ok(Err(_)) => {
-            return refuse(
+            return refused(
+                "unreadable",
                 StatusCode::BAD_REQUEST,
                 "the request body could not be read",
             );
@@ -339,13 +385,14 @@ async fn guard_request(State(guard): State<Arc<Guard>>, request: Request, next: 
         && opens_session(&bytes)
         && guard.sessions.sessions.read().await.len() >= limits.sessions
     {
-        return refuse(
+        return refused(
+            "sessions",
             StatusCode::SERVICE_UNAVAILABLE,
             "too many sessions are open",
         );
     }
     let delete = parts.method == http::Method::DELETE;
-    parts.extensions.insert(ClientName(client));
+    parts.extensions.insert(ClientName(client.clone()));
     let response = next
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
@@ -356,6 +403,11 @@ async fn guard_request(State(guard): State<Arc<Guard>>, request: Request, next: 
     // which the Python SDK logs as a failure).
     if delete && parts.status == StatusCode::ACCEPTED {
         parts.status = StatusCode::NO_CONTENT;
+    }
+    // rmcp's refusal of a foreign `Host` or `Origin`.
+    if parts.status == StatusCode::FORBIDDEN {
+        guard.gateway.metrics().refused("forbidden");
+        tracing::info!(target: "tiny_harness::serve", client = &*client, status = 403, outcome = "forbidden", "refused a request");
     }
     let body = body.map_frame(move |frame| {
         let _held = &permit;

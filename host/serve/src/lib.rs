@@ -32,7 +32,7 @@
 //! use tiny_harness_serve::{Gateway, ServeConfig};
 //! let config = Config::load("tiny-harness.toml".as_ref())?;
 //! let host = HostBuilder::new().config(&config).build().await?;
-//! let gateway = Gateway::new(host, ServeConfig::from_table(config.serve.as_ref())?)?;
+//! let gateway = Gateway::new(host, ServeConfig::from_config(&config)?)?;
 //! gateway.serve_stdio(Default::default()).await?;
 //! # Ok(()) }
 //! ```
@@ -52,14 +52,18 @@
 mod clients;
 mod config;
 mod gateway;
+mod handler;
 mod http;
+mod metrics;
 mod tokens;
+mod watch;
 
 pub use clients::{ANONYMOUS_CLIENT, Glob, STDIO_CLIENT};
 pub use config::{ClientEntry, MAX_CLIENTS, MAX_PATTERNS, ServeConfig, ServeError, ServeLimits};
 pub use gateway::{CODE_META, Gateway};
 pub use http::{Bound, DEFAULT_ADDR, HttpOptions, MCP_PATH};
 pub use tokens::{MAX_TOKENS_BYTES, MIN_TOKEN_LEN, Tokens};
+pub use watch::POLL;
 
 use rmcp::ServiceExt;
 use tiny_harness_host::Host;
@@ -85,7 +89,7 @@ impl Gateway {
     /// that could not be started, or tools that differ from their pins.
     /// `None` when ready.
     pub fn not_ready(&self) -> Option<String> {
-        let host: &Host = self.host();
+        let host: Host = self.host();
         for (plugin, source) in host.mcp_sources() {
             if let tiny_harness_host::mcp::State::Failed(why) = source.status().state {
                 return Some(format!(

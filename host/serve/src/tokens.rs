@@ -1,7 +1,8 @@
 //! The tokens file of `serve --tokens`: one `NAME TOKEN` line per client.
 //!
 //! Invariants:
-//! - The file is refused when anyone but its owner may read or write it,
+//! - The file is refused when it is not the user's own, when anyone but
+//!   its owner may read or write it,
 //!   when it is not a regular file, or past [`MAX_TOKENS_BYTES`]; a line
 //!   that is not `NAME TOKEN` is refused with its number, never its text
 //!   (it may hold a secret).
@@ -50,6 +51,13 @@ impl Tokens {
         }
         {
             use std::os::unix::fs::MetadataExt;
+            let me = rustix::process::geteuid().as_raw();
+            if meta.uid() != me {
+                return Err(refuse(format!(
+                    "it belongs to user {}, not to you (user {me}); use a tokens file of your own",
+                    meta.uid()
+                )));
+            }
             if meta.mode() & 0o077 != 0 {
                 return Err(refuse(format!(
                     "others may read or write it (mode {:o}); run chmod 600 on it",

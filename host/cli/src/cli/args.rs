@@ -163,6 +163,11 @@ pub(super) enum Command {
         /// any port; repeat for more). A request that sends any other Origin is refused.
         #[arg(long, value_name = "ORIGIN", requires = "http")]
         allow_origin: Vec<String>,
+        /// Build the host again when the config or a plugin's .wasm file changes, and tell the
+        /// clients their tool list changed; calls in flight finish on the old version, and a
+        /// reload that fails (logged in one line) keeps the old version serving.
+        #[arg(long)]
+        watch: bool,
     },
     /// Compare tools with their pins in the config's lock (NAME.lock beside NAME.toml), or pin them again.
     Pins {

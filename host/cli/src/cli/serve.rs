@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use tiny_harness_host::{Config, HostBuilder};
 use tiny_harness_serve::{Gateway, HttpOptions, ServeConfig, Tokens};
 use tokio_util::sync::CancellationToken;
 
@@ -21,6 +22,8 @@ pub(super) struct ServeArgs {
     pub(super) allow_host: Vec<String>,
     /// `--allow-origin`.
     pub(super) allow_origin: Vec<String>,
+    /// `--watch`.
+    pub(super) watch: bool,
 }
 
 /// Builds the host and serves it until the client goes away (stdio) or
@@ -28,21 +31,43 @@ pub(super) struct ServeArgs {
 pub(super) async fn serve(globals: &Globals, args: ServeArgs) -> anyhow::Result<ExitCode> {
     // The tokens file and `[serve]` are checked before any plugin loads.
     let tokens = args.tokens.as_deref().map(Tokens::load).transpose()?;
+    ServeConfig::from_config(&Config::load(&globals.config)?)?;
     let session = Session::open(globals, false, Heard::FailuresAndDrift).await?;
-    let outcome = run(&session, args, tokens).await;
+    let outcome = run(globals, &session, args, tokens).await;
     session.close(outcome).await
 }
 
 async fn run(
+    globals: &Globals,
     session: &Session,
     args: ServeArgs,
     tokens: Option<Tokens>,
 ) -> anyhow::Result<ExitCode> {
-    let config = ServeConfig::from_table(session.config.serve.as_ref())?;
-    let gateway = Gateway::new(session.host.clone(), config)?;
+    let config = ServeConfig::from_config(&session.config)?;
+    let gateway = Gateway::new(session.host.clone(), config)
+        .map_err(|e| e.in_config(&session.config.path))?;
     let shutdown = CancellationToken::new();
+    if args.watch {
+        let watcher = gateway.clone();
+        let (path, config) = (session.config.path.clone(), session.config.clone());
+        let (globals, stop) = (globals.clone(), shutdown.clone());
+        let recorder = session.journal.clone();
+        tokio::spawn(async move {
+            let rebuild = move |config: Config| {
+                let mut builder = HostBuilder::new().config(&config).locked(globals.locked);
+                if globals.no_cache {
+                    builder = builder.compile_cache(None);
+                }
+                if let Some(journal) = &recorder {
+                    builder = builder.recorder(journal.clone());
+                }
+                builder.build()
+            };
+            watcher.watch(path, config, rebuild, stop).await;
+        });
+    }
     match args.http {
-        None => gateway.serve_stdio(shutdown).await?,
+        None => gateway.serve_stdio(shutdown.clone()).await?,
         Some(addr) => {
             let mut options = HttpOptions::new(addr);
             options.tokens = tokens;
@@ -56,8 +81,11 @@ async fn run(
                 bound.local_addr()?,
                 tiny_harness_serve::MCP_PATH
             );
-            bound.serve(shutdown).await?;
+            bound.serve(shutdown.clone()).await?;
         }
     }
+    shutdown.cancel();
+    // The host served last (a reload may have replaced the first).
+    gateway.host().shutdown().await;
     Ok(ExitCode::SUCCESS)
 }

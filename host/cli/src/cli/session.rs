@@ -17,6 +17,7 @@ use super::pins;
 
 /// The global options (`--config`, `--no-cache`, `--journal`,
 /// `--journal-full`, `--locked`), as every command may use them.
+#[derive(Clone)]
 pub(super) struct Globals {
     /// The config file.
     pub(super) config: PathBuf,

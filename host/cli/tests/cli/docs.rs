@@ -1,7 +1,8 @@
 //! The reference docs say what the code does: every command and flag of
 //! the binary's `--help` is in `docs/cli.md`, every key the config parser
-//! accepts is in `docs/config.md`, and every relative link of the README
-//! and `docs/` leads to a file (and heading) that exists.
+//! (and the gateway's, for `[serve]`) accepts is in `docs/config.md`, and
+//! every relative link of the README and `docs/` leads to a file (and
+//! heading) that exists.
 //!
 //! The lists are taken from the code itself, never written down here: the
 //! commands and flags from the built binary's help, the config's keys from
@@ -12,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use tiny_harness_host::Config;
+use tiny_harness_serve::ServeConfig;
 
 use crate::{run_in, stderr, stdout, workspace_root};
 
@@ -200,13 +202,19 @@ fn nest(steps: &[Step], inner: &str) -> String {
 
 /// The keys the parser expects in the table at `steps`, if it reads a
 /// table there with fixed keys: what it names when refusing a key it does
-/// not know.
+/// not know. The facade keeps `[serve]` as it is written, for the gateway
+/// to check (`ServeConfig::from_table`), so a config the facade accepts is
+/// asked of the gateway too.
 fn expected_keys(steps: &[Step]) -> Option<Vec<String>> {
     let inline = nest(steps, "{ zz_unknown_probe = 1 }");
     // The outermost inline table's body is the document itself.
     let document = &inline[1..inline.len() - 1];
-    let error = Config::parse(Path::new("/nonexistent/probe.toml"), document).err()?;
-    let message = error.to_string();
+    let message = match Config::parse(Path::new("/nonexistent/probe.toml"), document) {
+        Err(error) => error.to_string(),
+        Ok(config) => ServeConfig::from_table(config.serve.as_ref())
+            .err()?
+            .to_string(),
+    };
     let (_, expected) = message.split_once("unknown field `zz_unknown_probe`")?;
     Some(
         expected
@@ -300,6 +308,8 @@ fn every_config_key_the_parser_accepts_is_in_the_config_reference() {
         "plugins.NAME.grants.exec[].sockets",
         "plugins.NAME.config",
         "skills.root",
+        "serve.clients.NAME.tools",
+        "serve.limits.request_kib",
     ] {
         assert!(keys.contains(known), "{known} not among {keys:#?}");
     }

@@ -37,6 +37,7 @@ mod providers;
 mod replay;
 mod scaffold;
 mod sdks;
+mod serve;
 mod terminal;
 mod untrusted;
 mod unusable;

@@ -1,0 +1,99 @@
+"""Drives `tiny-harness serve` with the official Python SDK's client, as an
+MCP client would: reads a JSON request from stdin, prints a JSON answer.
+
+The request: {"mode": "legacy" | "2026-07-28" | "auto",
+              "url": URL, "token": TOKEN?}  (streamable HTTP)
+          or {"mode": ..., "command": [PROGRAM, ARG...]}  (stdio)
+          with "steps": [["list"], ["call", NAME, ARGS], ...,
+                         ["cancel", NAME, ARGS, SECONDS], ["sleep", SECONDS],
+                         ["replace", SRC, DST, SECONDS]]
+The answer: {"version": ..., "steps": [...]}, one entry per step: a list
+of tool names, a call's {"is_error", "text", "structured", "meta"}, or for
+"cancel" (the call abandoned after SECONDS, which sends the server
+`notifications/cancelled`) whether it was still running then, for
+"replace" (SRC copied over DST while listening for changes: on the session
+at 2025-11-25, through `subscriptions/listen` at 2026-07-28) whether the
+server said the tool list changed within SECONDS.
+"""
+
+import asyncio
+import json
+import sys
+import time
+
+import shutil
+
+import httpx2
+from mcp import Client, types
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+
+async def run(request):
+    if "command" in request:
+        program, *args = request["command"]
+        server = StdioServerParameters(command=program, args=args, env=request.get("env"))
+    elif "token" in request:
+        http = httpx2.AsyncClient(headers={"Authorization": "Bearer " + request["token"]})
+        server = streamable_http_client(request["url"], http_client=http)
+    else:
+        server = request["url"]
+    answers = []
+    changed = asyncio.Event()
+
+    async def on_message(message):
+        inner = getattr(message, "root", message)
+        if isinstance(inner, types.ToolListChangedNotification):
+            changed.set()
+
+    async with Client(server, mode=request["mode"], cache=None, message_handler=on_message) as client:
+        for step in request["steps"]:
+            if step[0] == "list":
+                tools = await client.list_tools()
+                answers.append([tool.name for tool in tools.tools])
+            elif step[0] == "call":
+                result = await client.call_tool(step[1], step[2])
+                answers.append(
+                    {
+                        "is_error": bool(result.is_error),
+                        "text": "".join(getattr(c, "text", "") for c in result.content),
+                        "structured": result.structured_content,
+                        "meta": result.meta,
+                    }
+                )
+            elif step[0] == "cancel":
+                try:
+                    await asyncio.wait_for(client.call_tool(step[1], step[2]), step[3])
+                    answers.append({"cancelled": False})
+                except TimeoutError:
+                    answers.append({"cancelled": True})
+            elif step[0] == "replace":
+                heard = False
+                if client.protocol_version >= "2026":
+                    # Only the subscription's own events count (the message
+                    # handler may see them too, later).
+                    async with client.listen(tools_list_changed=True) as subscription:
+                        shutil.copyfile(step[1], step[2])
+                        try:
+                            async with asyncio.timeout(step[3]):
+                                async for _ in subscription:
+                                    heard = True
+                                    break
+                        except TimeoutError:
+                            pass
+                else:
+                    changed.clear()
+                    shutil.copyfile(step[1], step[2])
+                    try:
+                        await asyncio.wait_for(changed.wait(), step[3])
+                        heard = True
+                    except TimeoutError:
+                        pass
+                answers.append({"changed": heard})
+            elif step[0] == "sleep":
+                time.sleep(step[1])
+                answers.append(None)
+        return {"version": client.protocol_version, "steps": answers}
+
+
+print(json.dumps(asyncio.run(run(json.load(sys.stdin)))))
