@@ -27,6 +27,8 @@ pub struct ServeConfig {
     pub allowed_origins: Vec<String>,
     /// `[serve.limits]`.
     pub limits: ServeLimits,
+    /// `[serve.oauth]`: access tokens from an authorization server.
+    pub oauth: Option<crate::oauth::OAuthConfig>,
 }
 
 /// One client's entry: which tools it sees and under which names.
@@ -146,6 +148,18 @@ struct RawServe {
     allowed_origins: Vec<String>,
     #[serde(default)]
     limits: RawLimits,
+    oauth: Option<RawOAuth>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOAuth {
+    issuer: String,
+    audience: String,
+    jwks: String,
+    client_claim: Option<String>,
+    #[serde(default)]
+    scopes: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -188,12 +202,28 @@ impl ServeError {
 impl ServeConfig {
     /// Checks the `[serve]` section of `config`; an error names its file.
     pub fn from_config(config: &tiny_harness_host::Config) -> Result<ServeConfig, ServeError> {
-        ServeConfig::from_table(config.serve.as_ref()).map_err(|e| e.in_config(&config.path))
+        let base = config
+            .path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        ServeConfig::from_table_in(config.serve.as_ref(), base)
+            .map_err(|e| e.in_config(&config.path))
     }
 
     /// Checks the `[serve]` table of a config (`None`: no such section,
-    /// the defaults).
+    /// the defaults); a relative path in it is taken from the current
+    /// directory.
     pub fn from_table(table: Option<&toml::Table>) -> Result<ServeConfig, ServeError> {
+        ServeConfig::from_table_in(table, std::path::Path::new("."))
+    }
+
+    /// As [`ServeConfig::from_table`], with relative paths taken from
+    /// `base` (the config's directory).
+    pub fn from_table_in(
+        table: Option<&toml::Table>,
+        base: &std::path::Path,
+    ) -> Result<ServeConfig, ServeError> {
         let Some(table) = table else {
             return Ok(ServeConfig::default());
         };
@@ -255,11 +285,50 @@ impl ServeConfig {
             check_origin(origin)
                 .map_err(|why| ServeError::Config(format!("allowed_origins: {why}")))?;
         }
+        let oauth = match raw.oauth {
+            None => None,
+            Some(oauth) => Some(oauth.check(base)?),
+        };
         Ok(ServeConfig {
             clients,
             allowed_hosts: raw.allowed_hosts,
             allowed_origins: raw.allowed_origins,
             limits: raw.limits.check()?,
+            oauth,
+        })
+    }
+}
+
+impl RawOAuth {
+    fn check(self, base: &std::path::Path) -> Result<crate::oauth::OAuthConfig, ServeError> {
+        let error = |key: &str, why: String| ServeError::Config(format!("oauth.{key}: {why}"));
+        for (key, value) in [("issuer", &self.issuer), ("audience", &self.audience)] {
+            if value.trim().is_empty() || value.len() > 2048 {
+                return Err(error(key, "must be 1 to 2048 characters".to_owned()));
+            }
+        }
+        let jwks = crate::oauth::jwks_of(&self.jwks, base).map_err(|why| error("jwks", why))?;
+        let client_claim = self.client_claim.unwrap_or_else(|| "client_id".to_owned());
+        if client_claim.is_empty() || client_claim.len() > 256 {
+            return Err(error(
+                "client_claim",
+                "must be 1 to 256 characters".to_owned(),
+            ));
+        }
+        if self.scopes.len() > MAX_PATTERNS
+            || self.scopes.iter().any(|s| s.is_empty() || s.contains(' '))
+        {
+            return Err(error(
+                "scopes",
+                "each scope is a word without spaces".to_owned(),
+            ));
+        }
+        Ok(crate::oauth::OAuthConfig {
+            issuer: self.issuer,
+            audience: self.audience,
+            jwks,
+            client_claim,
+            scopes: self.scopes,
         })
     }
 }

@@ -38,6 +38,7 @@ use tokio_util::sync::CancellationToken;
 use crate::clients::ANONYMOUS_CLIENT;
 use crate::config::ServeError;
 use crate::gateway::{ClientName, Gateway};
+use crate::oauth::{Rejection, Verifier};
 use crate::tokens::Tokens;
 
 /// The path of the MCP endpoint.
@@ -78,6 +79,7 @@ impl HttpOptions {
 struct Guard {
     gateway: Gateway,
     tokens: Option<Tokens>,
+    oauth: Option<Verifier>,
     in_flight: Arc<Semaphore>,
     buckets: Mutex<HashMap<Arc<str>, Bucket>>,
     sessions: Arc<LocalSessionManager>,
@@ -108,11 +110,20 @@ impl Gateway {
         options: HttpOptions,
         shutdown: CancellationToken,
     ) -> Result<Bound, ServeError> {
-        if options.tokens.is_none() && !options.addr.ip().is_loopback() {
+        let served = self.served();
+        let oauth = match &served.config.oauth {
+            Some(config) => Some(
+                Verifier::load(config.clone())
+                    .await
+                    .map_err(|e| ServeError::Config(e.to_string()))?,
+            ),
+            None => None,
+        };
+        if options.tokens.is_none() && oauth.is_none() && !options.addr.ip().is_loopback() {
             return Err(ServeError::Http(format!(
-                "serve: {} is not a loopback address and no --tokens file is given, so anyone \
-                 who reaches it could call every tool; give --tokens FILE (one `NAME TOKEN` line \
-                 per client) or listen on 127.0.0.1",
+                "serve: {} is not a loopback address and no --tokens file or [serve.oauth] is \
+                 given, so anyone who reaches it could call every tool; give --tokens FILE (one \
+                 `NAME TOKEN` line per client) or listen on 127.0.0.1",
                 options.addr
             )));
         }
@@ -157,6 +168,7 @@ impl Gateway {
         let guard = Arc::new(Guard {
             gateway: self.clone(),
             tokens: options.tokens,
+            oauth,
             in_flight: Arc::new(Semaphore::new(limits.concurrent_requests)),
             buckets: Mutex::new(HashMap::new()),
             sessions,
@@ -168,7 +180,15 @@ impl Gateway {
         let router = Router::new()
             .route("/healthz", get(|| async { "ok\n" }))
             .route("/readyz", get(move || readiness(ready.clone())))
-            .route("/metrics", get(metrics).with_state(guard))
+            .route("/metrics", get(metrics).with_state(guard.clone()))
+            .route(
+                "/.well-known/oauth-protected-resource",
+                get(resource_metadata).with_state(guard.clone()),
+            )
+            .route(
+                &format!("/.well-known/oauth-protected-resource{MCP_PATH}"),
+                get(resource_metadata).with_state(guard),
+            )
             .merge(mcp);
         let listener = tokio::net::TcpListener::bind(options.addr)
             .await
@@ -274,13 +294,14 @@ fn refuse(
     response
 }
 
-/// The client whose bearer token `headers` carry, or the 401 that
-/// refuses them.
-fn authenticate(
-    guard: &Guard,
-    tokens: &Tokens,
-    headers: &http::HeaderMap,
-) -> Result<Arc<str>, Box<Response>> {
+/// The client a request comes from: the anonymous one when neither a
+/// tokens file nor `[serve.oauth]` is in force, else the one its bearer
+/// token names (a token of the file, or an access token), or the 401 or
+/// 403 that refuses it.
+async fn authenticate(guard: &Guard, headers: &http::HeaderMap) -> Result<Arc<str>, Box<Response>> {
+    if guard.tokens.is_none() && guard.oauth.is_none() {
+        return Ok(Arc::from(ANONYMOUS_CLIENT));
+    }
     let presented = headers
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
@@ -288,34 +309,92 @@ fn authenticate(
             let (scheme, token) = value.split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
         });
-    if let Some(client) = presented.and_then(|token| tokens.client(token.as_bytes())) {
+    if let (Some(tokens), Some(token)) = (&guard.tokens, presented)
+        && let Some(client) = tokens.client(token.as_bytes())
+    {
         return Ok(Arc::from(client));
     }
-    let challenge = if presented.is_some() {
-        "Bearer realm=\"tiny-harness\", error=\"invalid_token\""
-    } else {
-        "Bearer realm=\"tiny-harness\""
-    };
+    let mut challenge = "Bearer realm=\"tiny-harness\"".to_owned();
+    if let Some(oauth) = &guard.oauth {
+        challenge.push_str(&format!(
+            ", resource_metadata=\"{}\"",
+            oauth.config().metadata_url()
+        ));
+        if let Some(token) = presented {
+            match oauth.verify(token).await {
+                Ok(client) if guard.gateway.has_client(&client) => return Ok(Arc::from(client)),
+                Ok(client) => {
+                    return Err(Box::new(refuse(
+                        guard,
+                        Some(&client),
+                        "unknown_client",
+                        StatusCode::FORBIDDEN,
+                        &format!(
+                            "the token's client {client} has no [serve.clients.{client}] entry"
+                        ),
+                    )));
+                }
+                Err(Rejection::Scope(scope)) => {
+                    let mut response = refuse(
+                        guard,
+                        None,
+                        "insufficient_scope",
+                        StatusCode::FORBIDDEN,
+                        &format!("the token lacks the scope {scope}"),
+                    );
+                    let value =
+                        format!("{challenge}, error=\"insufficient_scope\", scope=\"{scope}\"");
+                    if let Ok(value) = HeaderValue::from_str(&value) {
+                        response
+                            .headers_mut()
+                            .insert(header::WWW_AUTHENTICATE, value);
+                    }
+                    return Err(Box::new(response));
+                }
+                Err(Rejection::Invalid(why)) => {
+                    tracing::debug!(target: "tiny_harness::serve", "access token refused: {why}");
+                }
+            }
+        }
+    }
+    if presented.is_some() {
+        challenge.push_str(", error=\"invalid_token\"");
+    }
     let mut response = refuse(
         guard,
         None,
         "unauthorized",
         StatusCode::UNAUTHORIZED,
-        "a bearer token of the gateway's tokens file is required",
+        "a bearer token is required: one of the gateway's tokens file or an access token of its authorization server",
     );
-    response.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static(challenge),
-    );
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
     Err(Box::new(response))
+}
+
+/// `/.well-known/oauth-protected-resource`: where to get an access token
+/// (404 without `[serve.oauth]`).
+async fn resource_metadata(State(guard): State<Arc<Guard>>) -> Response {
+    match &guard.oauth {
+        Some(oauth) => {
+            let mut response = oauth.config().metadata().to_string().into_response();
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            response
+        }
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
 }
 
 /// `/metrics`: the Prometheus text; with a tokens file, for a request
 /// carrying one of its tokens only.
 async fn metrics(State(guard): State<Arc<Guard>>, request: Request) -> Response {
-    if let Some(tokens) = &guard.tokens
-        && let Err(refusal) = authenticate(&guard, tokens, request.headers())
-    {
+    if let Err(refusal) = authenticate(&guard, request.headers()).await {
         return *refusal;
     }
     let mut response = guard.gateway.metrics_text().into_response();
@@ -329,12 +408,9 @@ async fn metrics(State(guard): State<Arc<Guard>>, request: Request) -> Response 
 /// Everything a request must pass before rmcp sees it.
 async fn guard_request(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
     let limits = *guard.gateway.limits();
-    let client: Arc<str> = match &guard.tokens {
-        None => Arc::from(ANONYMOUS_CLIENT),
-        Some(tokens) => match authenticate(&guard, tokens, request.headers()) {
-            Ok(client) => client,
-            Err(refusal) => return *refusal,
-        },
+    let client = match authenticate(&guard, request.headers()).await {
+        Ok(client) => client,
+        Err(refusal) => return *refusal,
     };
     let refused = |reason, status, why: &str| refuse(&guard, Some(&client), reason, status, why);
     if !guard.admit(&client, limits.requests_per_second) {

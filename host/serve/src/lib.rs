@@ -55,6 +55,7 @@ mod gateway;
 mod handler;
 mod http;
 mod metrics;
+mod oauth;
 mod tokens;
 mod watch;
 
@@ -62,6 +63,7 @@ pub use clients::{ANONYMOUS_CLIENT, Glob, STDIO_CLIENT};
 pub use config::{ClientEntry, MAX_CLIENTS, MAX_PATTERNS, ServeConfig, ServeError, ServeLimits};
 pub use gateway::{CODE_META, Gateway};
 pub use http::{Bound, DEFAULT_ADDR, HttpOptions, MCP_PATH};
+pub use oauth::{Jwks, MAX_JWKS_BYTES, MAX_KEYS, MAX_TOKEN_BYTES, OAuthConfig, REFETCH_AFTER};
 pub use tokens::{MAX_TOKENS_BYTES, MIN_TOKEN_LEN, Tokens};
 pub use watch::POLL;
 

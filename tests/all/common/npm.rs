@@ -1,6 +1,7 @@
-//! npm's server-everything for the tests, installed into `tests/mcp` by
-//! `.ci/run`, or here on first use with `npm ci`. Self-contained, so that
-//! the CLI tests include it too (`#[path]`).
+//! npm's server-everything for the tests, and the MCP Inspector (a client
+//! the CLI's `serve` tests drive), installed into `tests/mcp` by `.ci/run`,
+//! or here on first use with `npm ci`. Self-contained, so that the CLI
+//! tests include it too (`#[path]`).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -17,13 +18,16 @@ pub fn servers_dir() -> PathBuf {
     root.join("tests").join("mcp")
 }
 
-/// The entry points of the npm servers in `tests/mcp/package.json`.
+/// The entry points of the npm packages in `tests/mcp/package.json`: every
+/// one is checked, so that a `node_modules` installed before a package was
+/// added is installed again.
 const ENTRIES: &[&str] = &[
     "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
     "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
+    "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js",
 ];
 
-/// Installs the npm servers with `npm ci` unless every entry point is
+/// Installs the npm packages with `npm ci` unless every entry point is
 /// there already: once, whichever tests and test binaries ask at once.
 fn installed() -> &'static Path {
     static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
@@ -44,4 +48,12 @@ pub fn everything_js() -> PathBuf {
 #[allow(dead_code)]
 pub fn filesystem_js() -> PathBuf {
     installed().join(ENTRIES[1])
+}
+
+/// The MCP Inspector's launcher (the `mcp-inspector` bin: `node` runs it,
+/// `--cli` for its command-line client), installing the packages first if
+/// needed.
+#[allow(dead_code)]
+pub fn inspector_js() -> PathBuf {
+    installed().join(ENTRIES[2])
 }

@@ -9,7 +9,9 @@ Tools, as listed while the file named by ``STATE_FILE`` says ``original``
   session, and to every ``subscriptions/listen`` stream).
 
 Every ``tools/list`` reads ``STATE_FILE`` again, so a test can also change
-the server between two runs without calling it. The states change
+the server between two runs without calling it. Every ``tools/call`` it
+receives appends the tool's name to the file named by ``CALLS_FILE``, if
+set, so that a test can tell what ran. The states change
 ``target``: ``schema`` (a new required property), ``description`` (only
 the description), ``annotations`` (only readOnlyHint, now false),
 ``removed`` (gone); ``added`` adds a tool ``newcomer`` and changes nothing
@@ -23,7 +25,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.subscriptions import ToolsListChanged
 
-from common import serve_stdio, text
+from common import record, serve_stdio, text
 
 STATES = ["original", "schema", "description", "annotations", "removed", "added"]
 
@@ -91,6 +93,7 @@ async def list_tools(ctx, params) -> types.ListToolsResult:
 
 
 async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+    record("CALLS_FILE", params.name)
     if params.name == "mutate":
         args = params.arguments or {}
         with open(os.environ["STATE_FILE"], "w", encoding="utf-8") as f:

@@ -145,8 +145,8 @@ pub(super) enum Command {
         #[arg(long, conflicts_with = "http")]
         stdio: bool,
         /// Serve streamable HTTP at ADDR, path /mcp (127.0.0.1:8787 when ADDR is left out;
-        /// port 0 picks a free one, printed on stderr). Without --tokens only a loopback address
-        /// is served, to one client named `anonymous`.
+        /// port 0 picks a free one, printed on stderr). Without --tokens or [serve.oauth] only a
+        /// loopback address is served, to one client named `anonymous`.
         #[arg(long, value_name = "ADDR", num_args = 0..=1,
               default_missing_value = tiny_harness_serve::DEFAULT_ADDR)]
         http: Option<std::net::SocketAddr>,

@@ -2,8 +2,11 @@
 //! SDK's client (`serve/client.py`) over stdio and streamable HTTP at both
 //! protocol generations, and raw HTTP for what no polite client sends.
 
+mod inspector;
+mod oauth;
 mod refusals;
 mod replicas;
+mod rug_pull;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
@@ -255,7 +258,7 @@ fn http_clients_at_both_revisions_see_their_own_tool_sets() {
 
 /// Sends `request` (raw HTTP/1.1) to `addr` and returns the status and the
 /// whole response.
-fn raw_http(addr: SocketAddr, request: &str) -> (u16, String) {
+pub(super) fn raw_http(addr: SocketAddr, request: &str) -> (u16, String) {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
@@ -273,7 +276,7 @@ fn raw_http(addr: SocketAddr, request: &str) -> (u16, String) {
 }
 
 /// A POST of `body` to `/mcp` with `headers` (each ending in CRLF).
-fn post(addr: SocketAddr, headers: &str, body: &str) -> (u16, String) {
+pub(super) fn post(addr: SocketAddr, headers: &str, body: &str) -> (u16, String) {
     raw_http(
         addr,
         &format!(

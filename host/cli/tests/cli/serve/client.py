@@ -6,9 +6,10 @@ The request: {"mode": "legacy" | "2026-07-28" | "auto",
           or {"mode": ..., "command": [PROGRAM, ARG...]}  (stdio)
           with "steps": [["list"], ["call", NAME, ARGS], ...,
                          ["cancel", NAME, ARGS, SECONDS], ["sleep", SECONDS],
-                         ["replace", SRC, DST, SECONDS]]
+                         ["replace", SRC, DST, SECONDS], ["describe"]]
 The answer: {"version": ..., "steps": [...]}, one entry per step: a list
-of tool names, a call's {"is_error", "text", "structured", "meta"}, or for
+of tool names, a call's {"is_error", "text", "structured", "meta"}, for
+"describe" each listed tool's description by its name, or for
 "cancel" (the call abandoned after SECONDS, which sends the server
 `notifications/cancelled`) whether it was still running then, for
 "replace" (SRC copied over DST while listening for changes: on the session
@@ -90,6 +91,9 @@ async def run(request):
                     except TimeoutError:
                         pass
                 answers.append({"changed": heard})
+            elif step[0] == "describe":
+                tools = await client.list_tools()
+                answers.append({tool.name: tool.description for tool in tools.tools})
             elif step[0] == "sleep":
                 time.sleep(step[1])
                 answers.append(None)
