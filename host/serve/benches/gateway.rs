@@ -285,7 +285,10 @@ impl Target {
             },
         });
         let mut headers = base_headers(addr);
-        headers.insert("mcp-protocol-version", HeaderValue::from_static("2026-07-28"));
+        headers.insert(
+            "mcp-protocol-version",
+            HeaderValue::from_static("2026-07-28"),
+        );
         headers.insert("mcp-method", HeaderValue::from_static("tools/call"));
         headers.insert("mcp-name", HeaderValue::from_str(name).unwrap());
         if let Some(token) = token {
@@ -303,7 +306,10 @@ impl Target {
 /// The headers of every POST to `/mcp`.
 fn base_headers(addr: SocketAddr) -> HeaderMap {
     let mut headers = HeaderMap::new();
-    headers.insert(header::HOST, HeaderValue::from_str(&addr.to_string()).unwrap());
+    headers.insert(
+        header::HOST,
+        HeaderValue::from_str(&addr.to_string()).unwrap(),
+    );
     headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -607,7 +613,8 @@ fn gateway(c: &mut Criterion) {
             ("gateway_client_set", &setup.set),
         ];
         for (way, target) in ways {
-            let connections = RefCell::new(client_rt.block_on(Client::connect_many(target, clients)));
+            let connections =
+                RefCell::new(client_rt.block_on(Client::connect_many(target, clients)));
             let name = row(way);
             group.bench_function(way, |b| {
                 b.to_async(client_rt).iter_custom(|iters| {
@@ -624,10 +631,7 @@ fn gateway(c: &mut Criterion) {
         // Paired: the ways of one comparison back to back in every
         // iteration (all of one way's calls, then the next way's).
         let paired = [
-            (
-                "paired_gateway_over_bare",
-                vec![&setup.bare, &setup.plain],
-            ),
+            ("paired_gateway_over_bare", vec![&setup.bare, &setup.plain]),
             (
                 "paired_layers",
                 vec![&setup.plain, &setup.tokens, &setup.set],
@@ -636,7 +640,9 @@ fn gateway(c: &mut Criterion) {
         for (way, targets) in paired {
             let connections: Vec<RefCell<Vec<Client>>> = targets
                 .iter()
-                .map(|target| RefCell::new(client_rt.block_on(Client::connect_many(target, clients))))
+                .map(|target| {
+                    RefCell::new(client_rt.block_on(Client::connect_many(target, clients)))
+                })
                 .collect();
             let samples: Pairs = RefCell::new(Vec::new());
             group.bench_function(way, |b| {
@@ -671,7 +677,13 @@ fn memory() -> (u64, Option<u64>) {
     let rss = status
         .lines()
         .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
         .map_or(0, |kib| kib * 1024);
     (rss, heap_in_use())
 }
@@ -719,8 +731,9 @@ async fn open_sessions(addr: SocketAddr, k: usize) {
             tokio::spawn(async move {
                 let mut client = Client::connect(target.clone()).await;
                 for _ in (i..k).step_by(connections) {
-                    let (status, headers, body) =
-                        client.post(target.headers.clone(), initialize.clone()).await;
+                    let (status, headers, body) = client
+                        .post(target.headers.clone(), initialize.clone())
+                        .await;
                     assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
                     let id = headers.get("mcp-session-id").expect("a session id").clone();
                     let mut then = target.headers.clone();
@@ -783,7 +796,11 @@ fn idle_sessions(setup: &Setup) -> Option<SessionFigures> {
 
 // ---------------------------------------------------------------------
 
-fn report(rows: &Rows, pairs: &[(String, Pairs)], sessions: Option<&[(&str, usize, f64, Option<f64>)]>) {
+fn report(
+    rows: &Rows,
+    pairs: &[(String, Pairs)],
+    sessions: Option<&[(&str, usize, f64, Option<f64>)]>,
+) {
     let rows = rows.0.borrow();
     if rows.is_empty() {
         return;
@@ -795,7 +812,10 @@ fn report(rows: &Rows, pairs: &[(String, Pairs)], sessions: Option<&[(&str, usiz
         "| {:<42} | {:>8} | {:>10} | {:>10} | {:>10} |",
         "row", "calls", "calls/s", "median", "p99"
     );
-    println!("|{:-<44}|{:->10}|{:->12}|{:->12}|{:->12}|", "", "", "", "", "");
+    println!(
+        "|{:-<44}|{:->10}|{:->12}|{:->12}|{:->12}|",
+        "", "", "", "", ""
+    );
     let mut summaries = std::collections::HashMap::new();
     for (name, row) in rows.iter() {
         if row.runs.is_empty() {
@@ -843,7 +863,14 @@ fn report(rows: &Rows, pairs: &[(String, Pairs)], sessions: Option<&[(&str, usiz
             .map(|i| median(samples.iter().map(|s| micros(s[i])).collect()))
             .collect();
         let ratios: Vec<f64> = (1..ways)
-            .map(|i| median(samples.iter().map(|s| micros(s[i]) / micros(s[0])).collect()))
+            .map(|i| {
+                median(
+                    samples
+                        .iter()
+                        .map(|s| micros(s[i]) / micros(s[0]))
+                        .collect(),
+                )
+            })
             .collect();
         let labels: &[&str] = if ways == 2 {
             &["bare", "gateway"]

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
 use rmcp::model::{CallToolResult, ContentBlock};
-use tiny_harness_host::{CallError, CallOutcome, Caller, Host, Registry, ToolCall};
+use tiny_harness_host::{CallError, CallOutcome, Caller, ContentPart, Host, Registry, ToolCall};
 
 use crate::clients::{ClientSets, View, Views};
 use crate::config::{ServeConfig, ServeError, ServeLimits};
@@ -242,9 +242,22 @@ impl Gateway {
     }
 }
 
-/// The MCP result of an outcome.
+/// The MCP result of an outcome: the untrusted block as text, then each
+/// image or audio part the tool returned as that kind of content (the
+/// block describes them; a client that shows media gets the media).
 pub(crate) fn result_of(outcome: &CallOutcome) -> CallToolResult {
-    let content = vec![ContentBlock::text(outcome.render())];
+    let mut content = vec![ContentBlock::text(outcome.render())];
+    if let Ok(result) = &outcome.result {
+        for part in &result.content {
+            if let ContentPart::Media { media_type, data } = part {
+                if media_type.starts_with("image/") {
+                    content.push(ContentBlock::image(data.clone(), media_type.clone()));
+                } else if media_type.starts_with("audio/") {
+                    content.push(ContentBlock::audio(data.clone(), media_type.clone()));
+                }
+            }
+        }
+    }
     let mut result = if outcome.is_error() {
         CallToolResult::error(content)
     } else {

@@ -38,6 +38,9 @@ const WATCHER_CHECK: Duration = Duration::from_secs(10);
 pub(crate) struct Handler {
     gateway: Gateway,
     client: Option<Arc<str>>,
+    /// Cancelled when the connection's input ends (stdio), which cancels
+    /// no request by itself.
+    closed: tokio_util::sync::CancellationToken,
 }
 
 impl Handler {
@@ -47,7 +50,14 @@ impl Handler {
         Handler {
             gateway,
             client: client.map(Arc::from),
+            closed: tokio_util::sync::CancellationToken::new(),
         }
+    }
+
+    /// This handler, its subscriptions ending when `closed` is cancelled.
+    pub(crate) fn closed_by(mut self, closed: tokio_util::sync::CancellationToken) -> Handler {
+        self.closed = closed;
+        self
     }
 
     /// The client of a request: the connection's, or the one the HTTP
@@ -170,6 +180,7 @@ impl ServerHandler for Handler {
         let mut changes = self.gateway.inner.changes.subscribe();
         changes.mark_unchanged();
         let peer = context.peer;
+        let closed = self.closed.clone();
         tokio::spawn(async move {
             loop {
                 tokio::select! {
@@ -178,6 +189,7 @@ impl ServerHandler for Handler {
                             return;
                         }
                     }
+                    () = closed.cancelled() => return,
                     () = tokio::time::sleep(WATCHER_CHECK) => {
                         if peer.is_transport_closed() {
                             return;
@@ -208,6 +220,9 @@ impl ServerHandler for Handler {
                     }
                 }
                 () = context.cancelled() => return Ok(()),
+                // A stdio client that closed its input cancels nothing:
+                // the subscription ends with its connection.
+                () = self.closed.cancelled() => return Ok(()),
             }
         }
     }

@@ -155,6 +155,12 @@ impl Gateway {
             .with_allowed_origins(origins)
             .enforce_origin_validation()
             .with_max_request_body_bytes(limits.request_bytes)
+            // A stateless answer that is only its result goes out as one
+            // JSON body, in one write: an event stream's closing chunk,
+            // written apart, could be cut off by the replica's death after
+            // a load balancer forwarded the result, and then neither be
+            // finished nor retried.
+            .with_json_response(true)
             .with_cancellation_token(shutdown.child_token());
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = Some(limits.session_idle);

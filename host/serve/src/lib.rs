@@ -56,6 +56,7 @@ mod handler;
 mod http;
 mod metrics;
 mod oauth;
+mod stdio;
 mod tokens;
 mod watch;
 
@@ -75,15 +76,37 @@ impl Gateway {
     /// Serves the `stdio` client on standard input and output until it
     /// closes them or `shutdown` is cancelled.
     pub async fn serve_stdio(&self, shutdown: CancellationToken) -> Result<(), ServeError> {
-        let handler = self.handler(Some(STDIO_CLIENT));
+        let closed = CancellationToken::new();
+        let handler = self.handler(Some(STDIO_CLIENT)).closed_by(closed.clone());
+        let (stdin, stdout) = rmcp::transport::stdio();
+        let stdin = stdio::UntilEnd::new(stdin, closed.clone());
         let running = handler
-            .serve_with_ct(rmcp::transport::stdio(), shutdown)
+            .serve_with_ct((stdin, stdout), shutdown)
             .await
             .map_err(|e| ServeError::Io(std::io::Error::other(e.to_string())))?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| ServeError::Io(std::io::Error::other(e)))?;
+        let gateway = self.clone();
+        // Once the input has ended, the requests in flight finish and
+        // their answers are written; then `serve` ends. rmcp alone would
+        // wait its whole drain time (5 s) for a `subscriptions/listen`
+        // stream, whose last answer nobody can read.
+        let quiet = async move {
+            closed.cancelled().await;
+            let mut quiet = 0;
+            while quiet < 10 {
+                quiet = if gateway.metrics().in_flight() == 0 {
+                    quiet + 1
+                } else {
+                    0
+                };
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        };
+        tokio::select! {
+            waited = running.waiting() => {
+                waited.map_err(|e| ServeError::Io(std::io::Error::other(e)))?;
+            }
+            () = quiet => {}
+        }
         Ok(())
     }
 

@@ -190,6 +190,11 @@ impl Metrics {
         InFlight(self.in_flight.clone())
     }
 
+    /// How many calls are in flight.
+    pub(crate) fn in_flight(&self) -> u64 {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+
     /// A call ended: `tool` is the registry name when the call named a
     /// tool the client may see, `None` otherwise (counted under `tool=""`
     /// so that unknown names cannot grow the series); `outcome` is a code

@@ -50,8 +50,14 @@ impl Gateway {
     /// Starts `serve --http 127.0.0.1:0` in `dir` with `extra` arguments
     /// and waits for the address it prints.
     fn start(dir: &Path, extra: &[&str]) -> Gateway {
+        Gateway::start_at(dir, "127.0.0.1:0".parse().unwrap(), extra)
+    }
+
+    /// Starts `serve --http ADDR` in `dir` with `extra` arguments and
+    /// waits for the address it prints (ADDR's, unless its port is 0).
+    pub(super) fn start_at(dir: &Path, addr: SocketAddr, extra: &[&str]) -> Gateway {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
-            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(["serve", "--http", &addr.to_string()])
             .args(extra)
             .current_dir(dir)
             .env("TINY_HARNESS_CACHE_DIR", shared_cache())
@@ -74,18 +80,20 @@ impl Gateway {
                 line.clear();
             }
         });
-        let addr = match receive.recv_timeout(Duration::from_secs(60)) {
-            Ok(addr) => addr.parse().unwrap(),
-            Err(_) => {
-                let _ = child.kill();
-                panic!("serve did not start: {}", stderr.lock().unwrap());
-            }
-        };
-        Gateway {
+        let mut gateway = Gateway {
             child,
             addr,
             stderr,
+        };
+        // Dropped (and so killed) on a panic from here on.
+        match receive.recv_timeout(Duration::from_secs(60)) {
+            Ok(bound) => gateway.addr = bound.parse().unwrap(),
+            Err(_) => panic!("serve did not start at {addr}: {}", gateway.log()),
         }
+        if addr.port() != 0 {
+            assert_eq!(gateway.addr, addr, "{}", gateway.log());
+        }
+        gateway
     }
 
     fn url(&self) -> String {
@@ -475,4 +483,81 @@ fn watch_reloads_a_rebuilt_plugin_tells_clients_and_survives_a_broken_one() {
             "{log}"
         );
     }
+}
+
+#[test]
+fn an_upstream_servers_image_reaches_the_client_as_an_image_beside_the_block() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tiny-harness.toml"),
+        format!(
+            "[plugins.mcp]\npath = {:?}\n[plugins.mcp.grants]\nexec = [{{ program = \"node\", read = [{:?}] }}]\n\
+             [plugins.mcp.config.mcpServers.everything]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
+            super::fs_wasm().with_file_name("mcp.wasm").display().to_string(),
+            super::npm::servers_dir().canonicalize().unwrap().display().to_string(),
+            super::npm::everything_js().display().to_string(),
+        ),
+    )
+    .unwrap();
+    let gateway = Gateway::start(dir.path(), &[]);
+    for mode in ["legacy", "2026-07-28"] {
+        let answer = client(json!({
+            "mode": mode, "url": gateway.url(),
+            "steps": [["call", "mcp__everything.get-tiny-image", {}]],
+        }));
+        let image = &answer["steps"][0];
+        assert_eq!(image["is_error"], false, "{image}");
+        // The untrusted block first (it describes the image, never holds
+        // its data), then the image itself.
+        assert_eq!(image["kinds"], json!(["text", "image"]), "{image}");
+        let text = image["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("<tool-result-") && text.contains("image/png"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_stdio_client_that_closes_its_input_ends_serve_at_once_even_while_listening() {
+    let dir = sandbox();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
+        .arg("serve")
+        .current_dir(dir.path())
+        .env("TINY_HARNESS_CACHE_DIR", shared_cache())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input
+        .write_all(
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"subscriptions/listen\",\"params\":{\"notifications\":\
+              {\"toolsListChanged\":true},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\
+              \"io.modelcontextprotocol/clientCapabilities\":{}}}}\n",
+        )
+        .unwrap();
+    // The subscription is open once it is acknowledged.
+    let mut output = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    output.read_line(&mut line).unwrap();
+    assert!(
+        line.contains("notifications/subscriptions/acknowledged"),
+        "{line}"
+    );
+    drop(input);
+    // Without its end seen, rmcp would wait 5 s for the stream to drain.
+    let started = std::time::Instant::now();
+    let done = wait_live_for(
+        child,
+        Duration::from_secs(3),
+        "serve after its input closed",
+    );
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert!(started.elapsed() < Duration::from_secs(3));
 }

@@ -8,7 +8,7 @@ The request: {"mode": "legacy" | "2026-07-28" | "auto",
                          ["cancel", NAME, ARGS, SECONDS], ["sleep", SECONDS],
                          ["replace", SRC, DST, SECONDS], ["describe"]]
 The answer: {"version": ..., "steps": [...]}, one entry per step: a list
-of tool names, a call's {"is_error", "text", "structured", "meta"}, for
+of tool names, a call's {"is_error", "text", "structured", "meta", "kinds"}, for
 "describe" each listed tool's description by its name, or for
 "cancel" (the call abandoned after SECONDS, which sends the server
 `notifications/cancelled`) whether it was still running then, for
@@ -60,6 +60,7 @@ async def run(request):
                         "text": "".join(getattr(c, "text", "") for c in result.content),
                         "structured": result.structured_content,
                         "meta": result.meta,
+                        "kinds": [c.type for c in result.content],
                     }
                 )
             elif step[0] == "cancel":

@@ -407,3 +407,40 @@ fn the_anonymous_loopback_client_is_narrowed_by_its_entry() {
     assert!(response.contains("unknown_tool"), "{response}");
     assert!(!response.contains("hello from the workspace"), "{response}");
 }
+
+#[test]
+fn a_flood_of_requests_at_once_is_bounded_and_the_gateway_serves_on() {
+    let dir = sandbox();
+    let config = dir.path().join("tiny-harness.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("{text}[serve.limits]\nconcurrent_requests = 4\nrequests_per_second = 100000\n"),
+    )
+    .unwrap();
+    let gateway = Gateway::start(dir.path(), &[]);
+    let addr = gateway.addr;
+    let (body, headers) = call_2026("fs__workspace.stat", r#"{"path":"hello.txt"}"#);
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(200));
+    let threads: Vec<_> = (0..200)
+        .map(|_| {
+            let (body, headers, barrier) = (body.clone(), headers.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                post(addr, &headers, &body).0
+            })
+        })
+        .collect();
+    let statuses: Vec<u16> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    // Each got an answer: served, or refused as busy; nothing else.
+    assert!(
+        statuses.iter().all(|s| *s == 200 || *s == 503),
+        "{statuses:?}"
+    );
+    assert!(statuses.contains(&200), "{statuses:?}");
+    // And the gateway serves on.
+    assert_eq!(post(addr, &headers, &body).0, 200);
+    let log = gateway.log();
+    let refused = statuses.iter().filter(|s| **s == 503).count();
+    assert_eq!(log.matches("outcome=\"busy\"").count(), refused, "{log}");
+}

@@ -4,7 +4,7 @@
 //! and not one call lost or answered twice.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpListener};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::super::{run_in, sandbox, shared_cache, stderr};
+use super::super::{run_in, sandbox, stderr};
 use super::{Gateway, post};
 
 /// The calls sent through the balancer.
@@ -122,47 +122,6 @@ fn one_message(response: &str) -> String {
 fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
-}
-
-/// Starts `serve --http ADDR` in `dir` with `extra` arguments and waits for
-/// it to say it serves: [`Gateway::start`] at a given address, as a
-/// replica started again in the place of one killed must be.
-fn start_at(dir: &Path, addr: SocketAddr, extra: &[&str]) -> Gateway {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tiny-harness"))
-        .args(["serve", "--http", &addr.to_string()])
-        .args(extra)
-        .current_dir(dir)
-        .env("TINY_HARNESS_CACHE_DIR", shared_cache())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap());
-    let (send, receive) = std::sync::mpsc::channel();
-    let stderr = Arc::new(Mutex::new(String::new()));
-    let kept = stderr.clone();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        while lines.read_line(&mut line).is_ok_and(|n| n > 0) {
-            if let Some(url) = line.trim().strip_prefix("tiny-harness: serving http://") {
-                let _ = send.send(url.trim_end_matches("/mcp").to_owned());
-            }
-            kept.lock().unwrap().push_str(&line);
-            line.clear();
-        }
-    });
-    let gateway = Gateway {
-        child,
-        addr,
-        stderr,
-    };
-    // Dropped (and so killed) on a panic from here on.
-    match receive.recv_timeout(DEADLINE) {
-        Ok(bound) => assert_eq!(bound, addr.to_string(), "{}", gateway.log()),
-        Err(_) => panic!("serve did not start at {addr}: {}", gateway.log()),
-    }
-    gateway
 }
 
 /// The `tools/list` answer of the replica at `addr`, exactly as sent.
@@ -555,7 +514,7 @@ fn replicas_behind_haproxy_lose_no_call_when_one_is_killed_and_started_again() {
     // Started again on its port (its journal survives it; the new one
     // keeps a journal of its own), back in the rotation at its first
     // check, listing exactly the same tools.
-    let a2 = start_at(
+    let a2 = Gateway::start_at(
         dir.path(),
         a.addr,
         &["--locked", "--journal", journal("a2").to_str().unwrap()],
@@ -591,11 +550,10 @@ fn replicas_behind_haproxy_lose_no_call_when_one_is_killed_and_started_again() {
         );
         // A 200 that never ends is a response the balancer had begun to
         // forward when its replica died: it can neither finish it nor send
-        // the request again. Today the gateway answers a 2026-07-28 call
-        // with an event stream and writes the stream's end after the
-        // result, in a second write (about 0.1 ms later), so a replica
-        // killed between the two leaves exactly that; an
-        // `application/json` answer, written whole, would not.
+        // the request again. The gateway answers a 2026-07-28 call whose
+        // answer is only its result as `application/json`, written whole,
+        // so that cannot happen (an event stream's end, written apart,
+        // could be cut off after the result).
         let messages = messages(&call.response).unwrap_or_else(|why| {
             panic!(
                 "{}: {why}: its replica died after the answer began, and the balancer could \
