@@ -62,11 +62,26 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "tiny-harness-testing",
         &["tiny-harness-host", "tiny-harness-wasm"],
     ),
-    // The operator's tooling works on the layers below the facade too.
+    // The gateway serves a facade's host; the wire codec names its tools
+    // and the core's display helpers keep its log lines on one line. Its
+    // bench calls the bare plugin bindings beside it.
+    (
+        "tiny-harness-serve",
+        &[
+            "tiny-harness-host",
+            "tiny-harness-core",
+            "tiny-harness-provider",
+            "tiny-harness-wasm",
+            "tiny-harness-prereq",
+        ],
+    ),
+    // The operator's tooling works on the layers below the facade too;
+    // `serve` only parses flags for the gateway.
     (
         "tiny-harness-cli",
         &[
             "tiny-harness-host",
+            "tiny-harness-serve",
             "tiny-harness-core",
             "tiny-harness-sandbox",
             "tiny-harness-intrinsic",

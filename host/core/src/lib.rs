@@ -30,6 +30,7 @@ pub mod invoke;
 pub mod journal;
 pub mod net;
 pub mod pin;
+pub mod progress;
 pub mod registry;
 pub mod render;
 pub mod schema;

@@ -8,8 +8,11 @@
 //! part by part: unknown parts become a placeholder, a malformed result is
 //! a typed `invalid_output`, never retried.
 //!
-//! Invariant: dropping the future before the answer sends
-//! `notifications/cancelled` for the request, as rmcp's own call does.
+//! Invariants: dropping the future before the answer sends
+//! `notifications/cancelled` for the request (that one only), as rmcp's
+//! own call does; the server's progress under the request's token goes
+//! to the caller's sink ([`tiny_harness_core::progress`]) until the
+//! answer.
 
 use rmcp::ServiceError;
 use rmcp::model::{
@@ -18,6 +21,9 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde_json::Value;
+
+use super::client::Shared;
+use std::sync::Arc;
 
 /// What a server answered to `tools/call`.
 pub(super) enum Answer {
@@ -33,6 +39,7 @@ pub(super) enum Answer {
 pub(super) async fn call_tool(
     peer: &Peer<RoleClient>,
     params: CallToolRequestParams,
+    shared: &Arc<Shared>,
 ) -> Result<Answer, ServiceError> {
     let handle = peer
         .send_request_with_option(
@@ -40,12 +47,24 @@ pub(super) async fn call_tool(
             PeerRequestOptions::no_options(),
         )
         .await?;
+    // The caller's progress sink, if it gave one, gets what the server
+    // reports under the request's token until the answer.
+    let route = tiny_harness_core::progress::current()
+        .and_then(|sink| shared.route_progress(&handle.progress_token, sink));
     let mut guard = Abandoned {
         peer: peer.clone(),
         id: Some(handle.id.clone()),
     };
     let answered = handle.await_response().await;
     guard.id = None;
+    if route.is_some() {
+        // The server's last report comes just before its answer, and its
+        // handler may not have run yet: let it, before the route closes.
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+    }
+    drop(route);
     Ok(match answered? {
         ServerResult::InputRequiredResult(_) => Answer::InputRequired,
         ServerResult::CreateTaskResult(_) => Answer::Task,

@@ -7,14 +7,17 @@
 //!   refused with an error at once.
 //! - What a server sends unasked costs bounded memory: log messages go to
 //!   `tracing` (at most [`MAX_LOG_MESSAGES`] per session), progress
-//!   notifications are kept as the last [`MAX_PROGRESS`].
+//!   notifications are kept as the last [`MAX_PROGRESS`], and passed to
+//!   the sink of the call whose request carried their token (a caller's
+//!   [`tiny_harness_core::progress`] sink), at most
+//!   [`MAX_PROGRESS_SINKS`] calls at once.
 //! - `notifications/tools/list_changed` marks the session stale at once.
 
 // Sampling, roots and logging are deprecated by the 2026-07-28 revision,
 // and still what servers speaking 2025-11-25 use: they must be answered.
 #![allow(deprecated)]
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -27,12 +30,16 @@ use rmcp::model::{
     RootsCapabilities,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use tiny_harness_core::progress::{Progress, ProgressSink};
 
 /// Log messages from one session passed to `tracing`; the rest are counted.
 pub const MAX_LOG_MESSAGES: usize = 1000;
 
 /// Progress notifications kept per session.
 pub const MAX_PROGRESS: usize = 64;
+
+/// The most calls at once whose progress is passed on, per session.
+pub const MAX_PROGRESS_SINKS: usize = 1024;
 
 /// What a session's handler shares with its source.
 #[derive(Debug, Default)]
@@ -41,9 +48,55 @@ pub struct Shared {
     pub stale: AtomicBool,
     logged: AtomicUsize,
     progress: Mutex<VecDeque<ProgressNotificationParam>>,
+    /// The callers' sinks of the calls in flight, by the progress token
+    /// each call's request carries.
+    sinks: Mutex<HashMap<String, Arc<dyn ProgressSink>>>,
+}
+
+/// A call's progress token, routed to its caller's sink until dropped.
+#[derive(Debug)]
+pub struct ProgressRoute {
+    shared: Arc<Shared>,
+    token: String,
+}
+
+/// A progress token as the key of its sink.
+fn token_key(token: &rmcp::model::ProgressToken) -> String {
+    match &token.0 {
+        rmcp::model::NumberOrString::Number(n) => format!("n{n}"),
+        rmcp::model::NumberOrString::String(s) => format!("s{s}"),
+    }
+}
+
+impl Drop for ProgressRoute {
+    fn drop(&mut self) {
+        if let Ok(mut sinks) = self.shared.sinks.lock() {
+            sinks.remove(&self.token);
+        }
+    }
 }
 
 impl Shared {
+    /// Routes the progress the server reports under `token` (a call's
+    /// request's) to `sink`, while the returned route lives; `None` when
+    /// too many calls already have one.
+    pub fn route_progress(
+        self: &Arc<Self>,
+        token: &rmcp::model::ProgressToken,
+        sink: Arc<dyn ProgressSink>,
+    ) -> Option<ProgressRoute> {
+        let mut sinks = self.sinks.lock().ok()?;
+        if sinks.len() >= MAX_PROGRESS_SINKS {
+            return None;
+        }
+        let token = token_key(token);
+        sinks.insert(token.clone(), sink);
+        Some(ProgressRoute {
+            shared: self.clone(),
+            token,
+        })
+    }
+
     /// The progress notifications kept, oldest first.
     pub fn progress(&self) -> Vec<ProgressNotificationParam> {
         self.progress
@@ -150,6 +203,20 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
+        let token = token_key(&params.progress_token);
+        let sink = self
+            .shared
+            .sinks
+            .lock()
+            .ok()
+            .and_then(|sinks| sinks.get(&token).cloned());
+        if let Some(sink) = sink {
+            let mut message = params.message.clone();
+            if let Some(text) = &mut message {
+                text.truncate(text.floor_char_boundary(1024));
+            }
+            sink.report(Progress::new(params.progress, params.total, message));
+        }
         if let Ok(mut progress) = self.shared.progress.lock() {
             if progress.len() == MAX_PROGRESS {
                 progress.pop_front();

@@ -49,7 +49,7 @@ pub mod store;
 pub use tiny_harness_core::watch;
 
 pub use child::{SHUTDOWN_GRACE, STDERR_TAIL_BYTES};
-pub use client::{MAX_LOG_MESSAGES, MAX_PROGRESS};
+pub use client::{MAX_LOG_MESSAGES, MAX_PROGRESS, MAX_PROGRESS_SINKS};
 pub use connect::Failure;
 pub use convert::{ListingError, Skipped};
 pub use declaration::{Declaration, Http, Stdio, Transport};

@@ -8,13 +8,17 @@
 //! - `gateway_http` (b): a stateless 2026-07-28 `tools/call` POST to a
 //!   [`Gateway`] on loopback (`bind_http`, the anonymous client, no
 //!   tokens), over one keep-alive HTTP/1.1 connection per client (hyper's
-//!   client), the SSE body read to its end.
+//!   client), the answer read whole.
 //! - `bare_rmcp_http` (c): the same POST to rmcp's `StreamableHttpService`
-//!   served the same way (hyper, HTTP/1.1, the same rmcp config), whose
+//!   served the same way (hyper, HTTP/1.1, rmcp configured as the gateway
+//!   configures it, a stateless answer as one JSON body), whose
 //!   `call_tool` instantiates the same component with bare wasmtime (a
 //!   fresh `Store` per call, the `InstancePre` made once, as
 //!   `host/benches/invoke.rs`'s `bare_wasmtime`): what our layers cost is
 //!   (b) relative to this.
+//! - `http_floor`: the same POST to a hyper server that reads the body and
+//!   answers a fixed result: a loopback HTTP round trip with no MCP and no
+//!   tool, so that (c) minus this is rmcp's streamable HTTP.
 //! - `gateway_tokens`: (b) with a tokens file of 2 clients, each with a
 //!   `[serve.clients.NAME]` entry of every tool; the call carries a token.
 //! - `gateway_client_set`: the same, the calling client's entry a glob
@@ -204,6 +208,7 @@ async fn serve_bare(tool: BareTool, shutdown: CancellationToken) -> SocketAddr {
         .with_allowed_hosts(["localhost", "127.0.0.1", "::1", "[::1]"])
         .enforce_origin_validation()
         .with_max_request_body_bytes(1 << 20)
+        .with_json_response(true)
         .with_cancellation_token(shutdown.child_token());
     let service = StreamableHttpService::new(
         move || Ok(BareServer(tool.clone())),
@@ -222,6 +227,51 @@ async fn serve_bare(tool: BareTool, shutdown: CancellationToken) -> SocketAddr {
             let _ = stream.set_nodelay(true);
             let service = service.clone();
             tokio::spawn(async move {
+                let mut builder = hyper::server::conn::http1::Builder::new();
+                builder
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(Duration::from_secs(10));
+                let _ = builder
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+/// The answer of the floor server: a `tools/call` result as the bare
+/// server's, made once.
+const FLOOR_ANSWER: &str = r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Hello, bench!"}],"isError":false}}"#;
+
+/// Serves a fixed answer to every request, after reading its body, the
+/// way the other servers serve (hyper's HTTP/1.1 connections, no delay):
+/// the floor of a loopback HTTP round trip, with no MCP and no tool.
+async fn serve_floor(shutdown: CancellationToken) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let (stream, _) = tokio::select! {
+                accepted = listener.accept() => accepted.expect("accept"),
+                () = shutdown.cancelled() => return,
+            };
+            let _ = stream.set_nodelay(true);
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(
+                    |request: Request<hyper::body::Incoming>| async move {
+                        let body = request.into_body().collect().await?.to_bytes();
+                        std::hint::black_box(body);
+                        let mut response = http::Response::new(Full::new(Bytes::from_static(
+                            FLOOR_ANSWER.as_bytes(),
+                        )));
+                        response.headers_mut().insert(
+                            header::CONTENT_TYPE,
+                            HeaderValue::from_static("application/json"),
+                        );
+                        Ok::<_, hyper::Error>(response)
+                    },
+                );
                 let mut builder = hyper::server::conn::http1::Builder::new();
                 builder
                     .timer(TokioTimer::new())
@@ -445,6 +495,7 @@ struct Setup {
     host: Host,
     plain: Arc<Target>,
     bare: Arc<Target>,
+    floor: Arc<Target>,
     tokens: Arc<Target>,
     set: Arc<Target>,
     shutdown: CancellationToken,
@@ -470,9 +521,10 @@ fn setup() -> Setup {
     let host = host.expect("load");
     let shutdown = CancellationToken::new();
     let every = "[serve.clients.ci]\ntools = [\"*\"]\n";
-    let (plain, bare, tokens, set) = server.block_on(async {
+    let (plain, bare, floor, tokens, set) = server.block_on(async {
         let plain = serve_gateway(host.clone(), LIMITS, None, &shutdown).await;
         let bare = serve_bare(BareTool::new(&engine), shutdown.clone()).await;
+        let floor = serve_floor(shutdown.clone()).await;
         let tokens = serve_gateway(
             host.clone(),
             &format!("{LIMITS}{every}[serve.clients.ide]\ntools = [\"*\"]\n"),
@@ -490,7 +542,7 @@ fn setup() -> Setup {
             &shutdown,
         )
         .await;
-        (plain, bare, tokens, set)
+        (plain, bare, floor, tokens, set)
     });
     Setup {
         server,
@@ -498,6 +550,7 @@ fn setup() -> Setup {
         host,
         plain: Target::call(plain, WIRE_NAME, None),
         bare: Target::call(bare, WIRE_NAME, None),
+        floor: Target::call(floor, WIRE_NAME, None),
         tokens: Target::call(tokens, WIRE_NAME, Some(IDE_TOKEN)),
         set: Target::call(set, "greet", Some(IDE_TOKEN)),
         shutdown,
@@ -609,6 +662,7 @@ fn gateway(c: &mut Criterion) {
         let ways = [
             ("gateway_http", &setup.plain),
             ("bare_rmcp_http", &setup.bare),
+            ("http_floor", &setup.floor),
             ("gateway_tokens", &setup.tokens),
             ("gateway_client_set", &setup.set),
         ];
@@ -777,10 +831,14 @@ fn idle_sessions(setup: &Setup) -> Option<SessionFigures> {
     let mut figures = Vec::new();
     for (server, target) in [("gateway", &setup.plain), ("bare rmcp", &setup.bare)] {
         for step in 1..=2 {
-            setup.client.block_on(tokio::time::sleep(settle));
+            setup
+                .client
+                .block_on(async { tokio::time::sleep(settle).await });
             let before = memory();
             setup.client.block_on(open_sessions(target.addr, k));
-            setup.client.block_on(tokio::time::sleep(settle));
+            setup
+                .client
+                .block_on(async { tokio::time::sleep(settle).await });
             let after = memory();
             let rss = (after.0 as f64 - before.0 as f64) / k as f64;
             let heap = after
@@ -855,6 +913,8 @@ fn report(
     println!();
     for (name, samples) in pairs {
         let samples = samples.borrow();
+        // The measurement: the last SAMPLES runs (the warm-up's before).
+        let samples = &samples[samples.len().saturating_sub(SAMPLES)..];
         if samples.is_empty() {
             continue;
         }

@@ -24,6 +24,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use tiny_harness_core::progress::{Progress, ProgressSink};
 use tiny_harness_host::{CallError, CallOutcome};
 
 use crate::clients::STDIO_CLIENT;
@@ -74,6 +75,41 @@ impl Handler {
             // sees it; a request without one sees what stdio would.
             .unwrap_or_else(|| Arc::from(STDIO_CLIENT))
     }
+}
+
+/// The progress reports a call's client is sent at most at once; more
+/// wait no longer than it takes to drop them.
+const PROGRESS_QUEUE: usize = 64;
+
+/// A sink that passes a call's progress to its client as
+/// `notifications/progress` with `token`, from a task that ends with the
+/// call; reports past [`PROGRESS_QUEUE`] waiting are dropped.
+#[derive(Debug)]
+struct ForwardProgress(tokio::sync::mpsc::Sender<Progress>);
+
+impl ProgressSink for ForwardProgress {
+    fn report(&self, progress: Progress) {
+        let _ = self.0.try_send(progress);
+    }
+}
+
+fn forward_progress(
+    peer: rmcp::Peer<RoleServer>,
+    token: rmcp::model::ProgressToken,
+) -> (Arc<dyn ProgressSink>, tokio::task::JoinHandle<()>) {
+    let (send, mut receive) = tokio::sync::mpsc::channel::<Progress>(PROGRESS_QUEUE);
+    let forwarder = tokio::spawn(async move {
+        while let Some(progress) = receive.recv().await {
+            let mut param =
+                rmcp::model::ProgressNotificationParam::new(token.clone(), progress.progress);
+            param.total = progress.total;
+            param.message = progress.message;
+            if peer.notify_progress(param).await.is_err() {
+                return;
+            }
+        }
+    });
+    (Arc::new(ForwardProgress(send)), forwarder)
 }
 
 /// The `notifications/tools/list_changed` notification.
@@ -140,6 +176,23 @@ impl ServerHandler for Handler {
             .map(serde_json::Value::Object)
             .unwrap_or_else(|| serde_json::json!({}));
         let call = self.gateway.call(&client, id, &request.name, arguments);
+        // Progress the tool reports (an upstream server's) goes on to the
+        // client, under the token its request carried.
+        let forward = context
+            .meta
+            .get_progress_token()
+            .map(|token| forward_progress(context.peer.clone(), token));
+        let call = async move {
+            match forward {
+                Some((sink, forwarder)) => {
+                    let done = tiny_harness_core::progress::with_sink(sink, call).await;
+                    // Every report goes out before the answer.
+                    let _ = tokio::time::timeout(Duration::from_secs(1), forwarder).await;
+                    done
+                }
+                None => call.await,
+            }
+        };
         let (outcome, tool) = tokio::select! {
             done = call => done,
             () = context.ct.cancelled() => {

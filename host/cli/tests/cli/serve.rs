@@ -486,7 +486,7 @@ fn watch_reloads_a_rebuilt_plugin_tells_clients_and_survives_a_broken_one() {
 }
 
 #[test]
-fn an_upstream_servers_image_reaches_the_client_as_an_image_beside_the_block() {
+fn an_upstream_servers_image_and_progress_reach_the_client() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("tiny-harness.toml"),
@@ -515,6 +515,35 @@ fn an_upstream_servers_image_reaches_the_client_as_an_image_beside_the_block() {
             text.starts_with("<tool-result-") && text.contains("image/png"),
             "{text}"
         );
+    }
+    // The upstream server's progress, on the request's own stream, under
+    // the client's token, over stdio and both HTTP revisions.
+    let stdio = json!([
+        env!("CARGO_BIN_EXE_tiny-harness"),
+        "serve",
+        "--config",
+        dir.path().join("tiny-harness.toml").display().to_string()
+    ]);
+    for (mode, transport) in [
+        ("legacy", json!({"command": stdio})),
+        ("legacy", json!({"url": gateway.url()})),
+        ("2026-07-28", json!({"url": gateway.url()})),
+    ] {
+        let mut request = transport.clone();
+        request["mode"] = json!(mode);
+        request["env"] = json!({"TINY_HARNESS_CACHE_DIR": shared_cache().display().to_string()});
+        request["steps"] = json!([
+            ["call_with_progress", "mcp__everything.trigger-long-running-operation", {"duration": 1, "steps": 4}],
+            ["call", "mcp__everything.trigger-long-running-operation", {"duration": 1, "steps": 2}],
+        ]);
+        let answer = client(request);
+        let (with, without) = (&answer["steps"][0], &answer["steps"][1]);
+        assert_eq!(with["is_error"], false, "{mode} {transport}: {with}");
+        let reports = with["progress"].as_array().unwrap();
+        assert_eq!(reports.len(), 4, "{mode} {transport}: {with}");
+        assert_eq!(reports[3][0], 4.0, "{with}");
+        assert_eq!(reports[3][1], 4.0, "{with}");
+        assert_eq!(without["progress"], json!([]), "{without}");
     }
 }
 

@@ -5,10 +5,12 @@ The request: {"mode": "legacy" | "2026-07-28" | "auto",
               "url": URL, "token": TOKEN?}  (streamable HTTP)
           or {"mode": ..., "command": [PROGRAM, ARG...]}  (stdio)
           with "steps": [["list"], ["call", NAME, ARGS], ...,
+                         ["call_with_progress", NAME, ARGS],
                          ["cancel", NAME, ARGS, SECONDS], ["sleep", SECONDS],
                          ["replace", SRC, DST, SECONDS], ["describe"]]
 The answer: {"version": ..., "steps": [...]}, one entry per step: a list
-of tool names, a call's {"is_error", "text", "structured", "meta", "kinds"}, for
+of tool names, a call's {"is_error", "text", "structured", "meta", "kinds",
+"progress"} (each report [progress, total, message] the client got), for
 "describe" each listed tool's description by its name, or for
 "cancel" (the call abandoned after SECONDS, which sends the server
 `notifications/cancelled`) whether it was still running then, for
@@ -52,8 +54,14 @@ async def run(request):
             if step[0] == "list":
                 tools = await client.list_tools()
                 answers.append([tool.name for tool in tools.tools])
-            elif step[0] == "call":
-                result = await client.call_tool(step[1], step[2])
+            elif step[0] in ("call", "call_with_progress"):
+                reports = []
+
+                async def on_progress(progress, total, message):
+                    reports.append([progress, total, message])
+
+                callback = on_progress if step[0] == "call_with_progress" else None
+                result = await client.call_tool(step[1], step[2], progress_callback=callback)
                 answers.append(
                     {
                         "is_error": bool(result.is_error),
@@ -61,6 +69,7 @@ async def run(request):
                         "structured": result.structured_content,
                         "meta": result.meta,
                         "kinds": [c.type for c in result.content],
+                        "progress": reports,
                     }
                 )
             elif step[0] == "cancel":
