@@ -10,8 +10,9 @@
 //!   `read_timeout_secs` (408) and `request_kib` (413), and for a new
 //!   2025-11-25 session, the sessions open (503).
 //! - rmcp then checks `Host` against loopback plus `allowed_hosts`, and
-//!   `Origin` against `allowed_origins` (empty: every `Origin` sent is
-//!   refused; a request without one, as non-browser clients send, passes),
+//!   `Origin` against `allowed_origins` and, on loopback, the gateway's
+//!   own origin (every other `Origin` sent is refused; a request without
+//!   one, as non-browser clients send, passes),
 //!   both with 403; and the 2026-07-28 headers against the body (400).
 //! - Without a tokens file, only a loopback address is served, to one
 //!   client named `anonymous`; a non-loopback address without one is
@@ -148,8 +149,21 @@ impl Gateway {
             .collect();
         hosts.extend(config.allowed_hosts.iter().cloned());
         hosts.extend(options.allowed_hosts.iter().cloned());
+        let listener = tokio::net::TcpListener::bind(options.addr)
+            .await
+            .map_err(|e| {
+                ServeError::Http(format!("serve: cannot listen on {}: {e}", options.addr))
+            })?;
         let mut origins = config.allowed_origins.clone();
         origins.extend(options.allowed_origins.iter().cloned());
+        // On loopback, the gateway's own origin (a page it served, or a
+        // client that names where it connects) is not a foreign one.
+        if options.addr.ip().is_loopback() {
+            let port = listener.local_addr().map_err(ServeError::Io)?.port();
+            for host in ["localhost", "127.0.0.1", "[::1]"] {
+                origins.push(format!("http://{host}:{port}"));
+            }
+        }
         let rmcp_config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(hosts)
             .with_allowed_origins(origins)
@@ -196,11 +210,6 @@ impl Gateway {
                 get(resource_metadata).with_state(guard),
             )
             .merge(mcp);
-        let listener = tokio::net::TcpListener::bind(options.addr)
-            .await
-            .map_err(|e| {
-                ServeError::Http(format!("serve: cannot listen on {}: {e}", options.addr))
-            })?;
         Ok(Bound {
             listener,
             router,

@@ -406,6 +406,19 @@ fn the_anonymous_loopback_client_is_narrowed_by_its_entry() {
     assert_eq!(status, 200, "{response}");
     assert!(response.contains("unknown_tool"), "{response}");
     assert!(!response.contains("hello from the workspace"), "{response}");
+    // Its own origin is no foreign one (a page it served; the official
+    // conformance suite's dns-rebinding check sends it); another is.
+    let (body, headers) = call_2026("fs__workspace.stat", r#"{"path":"hello.txt"}"#);
+    let own = format!(
+        "{headers}Origin: http://localhost:{}\r\n",
+        gateway.addr.port()
+    );
+    assert_eq!(post(gateway.addr, &own, &body).0, 200);
+    let other = format!(
+        "{headers}Origin: http://localhost:{}\r\n",
+        gateway.addr.port() ^ 1
+    );
+    assert_eq!(post(gateway.addr, &other, &body).0, 403);
 }
 
 #[test]
