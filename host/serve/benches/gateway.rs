@@ -19,13 +19,20 @@
 //! - `http_floor`: the same POST to a hyper server that reads the body and
 //!   answers a fixed result: a loopback HTTP round trip with no MCP and no
 //!   tool, so that (c) minus this is rmcp's streamable HTTP.
+//! - `rmcp_invoker_http`: the bare rmcp server whose `call_tool` is
+//!   `Host::invoke` and the untrusted block, answered as the gateway
+//!   answers (text and structured content): what lies between (c) and
+//!   (b) is then split into the invoker's part and the gateway's own
+//!   (its HTTP guard, routing, handler and client sets).
 //! - `gateway_tokens`: (b) with a tokens file of 2 clients, each with a
 //!   `[serve.clients.NAME]` entry of every tool; the call carries a token.
 //! - `gateway_client_set`: the same, the calling client's entry a glob
 //!   (`hello/*`) and a rename (`greet`); the call names `greet`.
-//! - `paired_gateway_over_bare`, `paired_layers`: those calls back to back
+//! - `paired_gateway_over_bare` (bare, rmcp and invoker, gateway) and
+//!   `paired_layers` (plain, tokens, client set): those calls back to back
 //!   in every iteration, so that they see the same machine; the medians and
-//!   ratios are printed at the end.
+//!   the medians of the per-sample ratios are printed at the end. These
+//!   ratios are the fair comparison on a noisy machine.
 //!
 //! In `call_16_clients`, one criterion iteration is one call from each of
 //! 16 clients: 16 tasks each make `iters` calls in a row on their own
@@ -81,14 +88,15 @@ use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 /// Criterion's samples per row; the last this many routine runs of a row
-/// are its measurement (the runs before are its warm-up).
+/// are its measurement (the runs before are its warm-up), so the table
+/// assumes no `--sample-size` on the command line.
 const SAMPLES: usize = 50;
 /// The concurrent clients of the second group.
 const CLIENTS: usize = 16;
 /// The tool's MCP name.
 const WIRE_NAME: &str = "hello__hello.greet";
 /// What every successful call's answer holds.
-const GREETING: &[u8] = b"Hello, bench!";
+const GREETING: &str = "Hello, bench!";
 /// Two clients' tokens.
 const TOKENS: &str = "ci cccccccccccccccccccccccccccccccc\nide iiiiiiiiiiiiiiiiiiiiiiiiiiiiiiii\n";
 const IDE_TOKEN: &str = "iiiiiiiiiiiiiiiiiiiiiiiiiiiiiiii";
@@ -169,9 +177,16 @@ impl BareTool {
     }
 }
 
-/// A bare rmcp server with one tool.
+/// A bare rmcp server with one tool, run by bare wasmtime or, to split
+/// the gateway's cost, by the host's invoker.
 #[derive(Clone)]
-struct BareServer(BareTool);
+enum BareServer {
+    /// (c): the component in a fresh store.
+    Wasmtime(BareTool),
+    /// `Host::invoke` and the untrusted block, as the gateway answers
+    /// (text and structured content), without the gateway.
+    Invoker(Host),
+}
 
 impl ServerHandler for BareServer {
     fn get_info(&self) -> ServerConfig {
@@ -187,23 +202,42 @@ impl ServerHandler for BareServer {
         if request.name != WIRE_NAME {
             return Err(McpError::invalid_params("no such tool", None));
         }
-        let arguments = serde_json::to_string(&request.arguments.unwrap_or_default())
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        let text = self
-            .0
-            .call(&arguments)
-            .await
-            .map_err(|e| McpError::internal_error(e, None))?;
-        Ok(CallToolResponse::Complete(CallToolResult::success(vec![
-            ContentBlock::text(text),
-        ])))
+        let arguments = request.arguments.unwrap_or_default();
+        let result = match self {
+            BareServer::Wasmtime(tool) => {
+                let arguments = serde_json::to_string(&arguments)
+                    .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+                let text = tool
+                    .call(&arguments)
+                    .await
+                    .map_err(|e| McpError::internal_error(e, None))?;
+                CallToolResult::success(vec![ContentBlock::text(text)])
+            }
+            BareServer::Invoker(host) => {
+                let call = ToolCall {
+                    id: "7".into(),
+                    name: "hello/hello.greet".into(),
+                    arguments: serde_json::Value::Object(arguments),
+                };
+                let outcome = host.invoke(&call).await;
+                let content = vec![ContentBlock::text(outcome.render())];
+                let mut result = if outcome.is_error() {
+                    CallToolResult::error(content)
+                } else {
+                    CallToolResult::success(content)
+                };
+                result.structured_content = outcome.structured().cloned();
+                result
+            }
+        };
+        Ok(CallToolResponse::Complete(result))
     }
 }
 
 /// Serves the bare server on a loopback port the way the gateway serves
 /// (hyper's HTTP/1.1 connections, no delay, rmcp's checks of `Host` and
 /// `Origin`), until `shutdown`.
-async fn serve_bare(tool: BareTool, shutdown: CancellationToken) -> SocketAddr {
+async fn serve_bare(server: BareServer, shutdown: CancellationToken) -> SocketAddr {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(["localhost", "127.0.0.1", "::1", "[::1]"])
         .enforce_origin_validation()
@@ -211,7 +245,7 @@ async fn serve_bare(tool: BareTool, shutdown: CancellationToken) -> SocketAddr {
         .with_json_response(true)
         .with_cancellation_token(shutdown.child_token());
     let service = StreamableHttpService::new(
-        move || Ok(BareServer(tool.clone())),
+        move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
         config,
     );
@@ -416,14 +450,10 @@ impl Client {
         let (headers, body) = (self.target.headers.clone(), self.target.body.clone());
         let (status, _, body) = self.post(headers, body).await;
         let ok = status == StatusCode::OK
-            && contains(&body, GREETING)
-            && !contains(&body, b"\"isError\":true");
+            && std::str::from_utf8(&body)
+                .is_ok_and(|text| text.contains(GREETING) && !text.contains("\"isError\":true"));
         assert!(ok, "{status}: {}", String::from_utf8_lossy(&body));
     }
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 // ---------------------------------------------------------------------
@@ -484,7 +514,14 @@ fn micros(d: Duration) -> f64 {
 }
 
 /// Per-sample figures of a paired row: one value per way.
-type Pairs = RefCell<Vec<Vec<Duration>>>;
+struct Pairs {
+    /// The row.
+    name: String,
+    /// Each way's label, in the order they run.
+    labels: Vec<&'static str>,
+    /// Per sample, each way's time per iteration.
+    samples: RefCell<Vec<Vec<Duration>>>,
+}
 
 // ---------------------------------------------------------------------
 // The benchmark.
@@ -496,6 +533,7 @@ struct Setup {
     plain: Arc<Target>,
     bare: Arc<Target>,
     floor: Arc<Target>,
+    rmcp_invoker: Arc<Target>,
     tokens: Arc<Target>,
     set: Arc<Target>,
     shutdown: CancellationToken,
@@ -521,9 +559,14 @@ fn setup() -> Setup {
     let host = host.expect("load");
     let shutdown = CancellationToken::new();
     let every = "[serve.clients.ci]\ntools = [\"*\"]\n";
-    let (plain, bare, floor, tokens, set) = server.block_on(async {
+    let (plain, bare, floor, rmcp_invoker, tokens, set) = server.block_on(async {
         let plain = serve_gateway(host.clone(), LIMITS, None, &shutdown).await;
-        let bare = serve_bare(BareTool::new(&engine), shutdown.clone()).await;
+        let bare = serve_bare(
+            BareServer::Wasmtime(BareTool::new(&engine)),
+            shutdown.clone(),
+        )
+        .await;
+        let rmcp_invoker = serve_bare(BareServer::Invoker(host.clone()), shutdown.clone()).await;
         let floor = serve_floor(shutdown.clone()).await;
         let tokens = serve_gateway(
             host.clone(),
@@ -542,7 +585,7 @@ fn setup() -> Setup {
             &shutdown,
         )
         .await;
-        (plain, bare, floor, tokens, set)
+        (plain, bare, floor, rmcp_invoker, tokens, set)
     });
     Setup {
         server,
@@ -551,6 +594,7 @@ fn setup() -> Setup {
         plain: Target::call(plain, WIRE_NAME, None),
         bare: Target::call(bare, WIRE_NAME, None),
         floor: Target::call(floor, WIRE_NAME, None),
+        rmcp_invoker: Target::call(rmcp_invoker, WIRE_NAME, None),
         tokens: Target::call(tokens, WIRE_NAME, Some(IDE_TOKEN)),
         set: Target::call(set, "greet", Some(IDE_TOKEN)),
         shutdown,
@@ -632,8 +676,7 @@ async fn invoker_load(
 fn gateway(c: &mut Criterion) {
     let setup = setup();
     let rows = Rows::default();
-    let pairs: Vec<(String, Pairs)> = Vec::new();
-    let pairs = RefCell::new(pairs);
+    let pairs: RefCell<Vec<Pairs>> = RefCell::new(Vec::new());
     let handle = setup.server.handle().clone();
     let client_rt = &setup.client;
 
@@ -663,6 +706,7 @@ fn gateway(c: &mut Criterion) {
             ("gateway_http", &setup.plain),
             ("bare_rmcp_http", &setup.bare),
             ("http_floor", &setup.floor),
+            ("rmcp_invoker_http", &setup.rmcp_invoker),
             ("gateway_tokens", &setup.tokens),
             ("gateway_client_set", &setup.set),
         ];
@@ -685,20 +729,31 @@ fn gateway(c: &mut Criterion) {
         // Paired: the ways of one comparison back to back in every
         // iteration (all of one way's calls, then the next way's).
         let paired = [
-            ("paired_gateway_over_bare", vec![&setup.bare, &setup.plain]),
+            (
+                "paired_gateway_over_bare",
+                vec![
+                    ("bare", &setup.bare),
+                    ("rmcp+invoker", &setup.rmcp_invoker),
+                    ("gateway", &setup.plain),
+                ],
+            ),
             (
                 "paired_layers",
-                vec![&setup.plain, &setup.tokens, &setup.set],
+                vec![
+                    ("plain", &setup.plain),
+                    ("tokens", &setup.tokens),
+                    ("client set", &setup.set),
+                ],
             ),
         ];
         for (way, targets) in paired {
             let connections: Vec<RefCell<Vec<Client>>> = targets
                 .iter()
-                .map(|target| {
+                .map(|(_, target)| {
                     RefCell::new(client_rt.block_on(Client::connect_many(target, clients)))
                 })
                 .collect();
-            let samples: Pairs = RefCell::new(Vec::new());
+            let samples = RefCell::new(Vec::new());
             group.bench_function(way, |b| {
                 b.to_async(client_rt).iter_custom(|iters| {
                     let (connections, samples) = (&connections, &samples);
@@ -712,14 +767,25 @@ fn gateway(c: &mut Criterion) {
                     }
                 });
             });
-            pairs.borrow_mut().push((row(way), samples));
+            pairs.borrow_mut().push(Pairs {
+                name: row(way),
+                labels: targets.iter().map(|(label, _)| *label).collect(),
+                samples,
+            });
         }
         group.finish();
     }
 
-    let sessions = idle_sessions(&setup);
+    let Some(measuring) = measuring() else {
+        return;
+    };
+    let sessions = idle_sessions(&setup, measuring);
     setup.shutdown.cancel();
-    report(&rows, &pairs.into_inner(), sessions.as_deref());
+    if measuring {
+        report(&rows, &pairs.into_inner(), &sessions);
+    } else {
+        println!("every way answered its calls and sessions opened; figures under `cargo bench`");
+    }
 }
 
 // ---------------------------------------------------------------------
@@ -811,19 +877,36 @@ async fn open_sessions(addr: SocketAddr, k: usize) {
     }
 }
 
-/// Per idle session: (server, step, bytes of RSS, bytes of heap).
-type SessionFigures = Vec<(&'static str, usize, f64, Option<f64>)>;
+/// What one step of idle sessions cost, per session.
+struct SessionFigure {
+    /// Which server.
+    server: &'static str,
+    /// Which step.
+    step: usize,
+    /// The sessions opened in it.
+    opened: usize,
+    /// Bytes of resident set per session.
+    rss: f64,
+    /// Bytes of malloc heap in use per session, where glibc says.
+    heap: Option<f64>,
+}
 
-/// Opens sessions in two steps of K on the gateway, then on the bare
-/// server, reading the process's memory around each step. `None` in
-/// criterion's list mode.
-fn idle_sessions(setup: &Setup) -> Option<SessionFigures> {
+/// How criterion runs: `Some(true)` measuring (`cargo bench`), `Some(false)`
+/// in its test mode (`cargo test --bench`, or `-- --test`), `None` listing.
+fn measuring() -> Option<bool> {
     let args: Vec<String> = std::env::args().collect();
-    if args.iter().any(|a| a == "--list") {
+    let flag = |name: &str| args.iter().any(|a| a == name);
+    if flag("--list") {
         return None;
     }
-    let benchmarking = args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test");
-    let (k, settle) = if benchmarking {
+    Some(flag("--bench") && !flag("--test"))
+}
+
+/// Opens sessions in two steps of K on the gateway, then on the bare
+/// server, reading the process's memory around each step (K = 3 in
+/// criterion's test mode, which only checks that sessions open).
+fn idle_sessions(setup: &Setup, measuring: bool) -> Vec<SessionFigure> {
+    let (k, settle) = if measuring {
         (1000, Duration::from_millis(300))
     } else {
         (3, Duration::ZERO)
@@ -845,24 +928,22 @@ fn idle_sessions(setup: &Setup) -> Option<SessionFigures> {
                 .1
                 .zip(before.1)
                 .map(|(a, b)| (a as f64 - b as f64) / k as f64);
-            figures.push((server, step, rss, heap));
+            figures.push(SessionFigure {
+                server,
+                step,
+                opened: k,
+                rss,
+                heap,
+            });
         }
     }
-    println!("idle sessions: {k} per step");
-    Some(figures)
+    figures
 }
 
 // ---------------------------------------------------------------------
 
-fn report(
-    rows: &Rows,
-    pairs: &[(String, Pairs)],
-    sessions: Option<&[(&str, usize, f64, Option<f64>)]>,
-) {
+fn report(rows: &Rows, pairs: &[Pairs], sessions: &[SessionFigure]) {
     let rows = rows.0.borrow();
-    if rows.is_empty() {
-        return;
-    }
     println!();
     println!("Per-call figures over criterion's measurement samples (warm-up left out):");
     println!();
@@ -911,8 +992,8 @@ fn report(
         }
     }
     println!();
-    for (name, samples) in pairs {
-        let samples = samples.borrow();
+    for pairs in pairs {
+        let (name, samples) = (&pairs.name, pairs.samples.borrow());
         // The measurement: the last SAMPLES runs (the warm-up's before).
         let samples = &samples[samples.len().saturating_sub(SAMPLES)..];
         if samples.is_empty() {
@@ -932,11 +1013,7 @@ fn report(
                 )
             })
             .collect();
-        let labels: &[&str] = if ways == 2 {
-            &["bare", "gateway"]
-        } else {
-            &["plain", "tokens", "client set"]
-        };
+        let labels = &pairs.labels;
         let said: Vec<String> = labels
             .iter()
             .zip(&medians)
@@ -945,25 +1022,31 @@ fn report(
         let over: Vec<String> = labels[1..]
             .iter()
             .zip(&ratios)
-            .map(|(label, r)| format!("{label}/{} {r:.3}", labels[0]))
+            .map(|(label, r)| format!("{label}/{} {r:.3} (throughput {:.3})", labels[0], 1.0 / r))
             .collect();
         println!(
-            "{name}: medians over {} samples of the time per iteration: {}; time ratios {} \
-             (throughput ratio is the inverse)",
+            "{name}: medians over {} samples of the time per iteration: {}; \
+             medians of the per-sample time ratios: {}",
             samples.len(),
             said.join(", "),
             over.join(", "),
         );
     }
-    if let Some(sessions) = sessions {
-        println!();
-        for (server, step, rss, heap) in sessions {
-            let heap = heap.map_or_else(|| "n/a".to_owned(), |h| format!("{:.1} KiB", h / 1024.0));
-            println!(
-                "idle session, {server}, step {step}: RSS {:.1} KiB, heap {heap} per session",
-                rss / 1024.0
-            );
-        }
+    println!();
+    for SessionFigure {
+        server,
+        step,
+        opened,
+        rss,
+        heap,
+    } in sessions
+    {
+        let heap = heap.map_or_else(|| "n/a".to_owned(), |h| format!("{:.1} KiB", h / 1024.0));
+        println!(
+            "idle sessions, {server}, step {step} ({opened} opened): RSS {:.1} KiB, heap {heap} \
+             per session",
+            rss / 1024.0
+        );
     }
 }
 

@@ -500,11 +500,41 @@ async fn guard_request(State(guard): State<Arc<Guard>>, request: Request, next: 
         guard.gateway.metrics().refused("forbidden");
         tracing::info!(target: "tiny_harness::serve", client = &*client, status = 403, outcome = "forbidden", "refused a request");
     }
-    let body = body.map_frame(move |frame| {
-        let _held = &permit;
-        frame
-    });
-    Response::from_parts(parts, Body::new(body))
+    Response::from_parts(
+        parts,
+        Body::new(Held {
+            inner: body,
+            _permit: permit,
+        }),
+    )
+}
+
+/// A response body holding a request slot until it is dropped, and
+/// otherwise the body itself: its size, so that a whole answer goes out
+/// with a `Content-Length` in one write rather than chunked.
+struct Held {
+    inner: Body,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl http_body::Body for Held {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// Whether a request body is an `initialize` request (which opens a
