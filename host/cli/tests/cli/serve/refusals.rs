@@ -181,7 +181,7 @@ fn bad_requests_get_their_status_and_run_nothing() {
         .to_ascii_lowercase()
         .contains("transfer-encoding: chunked")
     {
-        dechunk(text)
+        super::dechunk(text).unwrap()
     } else {
         text.to_owned()
     };
@@ -217,22 +217,6 @@ fn bad_requests_get_their_status_and_run_nothing() {
         checked.status.success() && checked.stdout.is_empty() && checked.stderr.is_empty(),
         "{checked:?}"
     );
-}
-
-/// The body of a chunked HTTP/1.1 response, joined.
-fn dechunk(mut text: &str) -> String {
-    let mut body = String::new();
-    while let Some((size, rest)) = text.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
-            return text.to_owned();
-        };
-        if size == 0 {
-            break;
-        }
-        body.push_str(&rest[..size]);
-        text = &rest[size + 2..];
-    }
-    body
 }
 
 /// A POST with `Host: host`.
