@@ -175,9 +175,8 @@ impl Config {
 
     /// Reads and checks the config at `path`.
     ///
-    /// The path may name anything: only a regular file of at most
-    /// [`MAX_CONFIG_BYTES`](crate::file::MAX_CONFIG_BYTES) is read, and a
-    /// FIFO or device is refused without blocking (see [`crate::file`]).
+    /// The path may name anything: only a regular file of at most 1 MiB is
+    /// read, and a FIFO or device is refused without blocking.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let error = |reason: String| ConfigError {
             file: path.to_owned(),

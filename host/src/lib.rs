@@ -168,23 +168,34 @@
 //! The `tiny-harness` binary and the operator's tooling (`mcp add`,
 //! `install`, `import`, `doctor`, `login`) are `tiny-harness-cli`.
 //!
-//! Cargo features, all on by default: `mcp` (MCP servers as sources of
-//! tools, the [`mcp`] module), `oauth` (OAuth logins for MCP servers over
-//! HTTP: the token file `mcp login` writes, tokens attached and refreshed,
-//! grants that need no person; implies `mcp`), `http` (outbound HTTP for
-//! plugins through `wasi:http`), `intrinsics` ([`Workflow`], the
-//! intrinsic tools and skills) and `oci` (fetching an `oci://` plugin's
-//! component by its digest when the store beside the config lacks it;
-//! without it such a plugin runs from the store only). Without one, a
-//! plugin that needs it is refused at load ([`HostError::Unsupported`], or a [`LoadError`] naming
-//! the feature); without `oauth`, a server that declares an `oauth` block
-//! is marked failed at load and one that asks for a login is refused, each
-//! saying which feature is missing.
+//! Cargo features, all on by default:
+//!
+//! - `mcp`: MCP servers as sources of tools (the [`mcp`] module).
+//! - `oauth`: OAuth logins for MCP servers over HTTP (the token file
+//!   `mcp login` writes, tokens attached and refreshed, grants that need
+//!   no person); implies `mcp`.
+//! - `http`: outbound HTTP for plugins through `wasi:http`.
+//! - `intrinsics`: the twelve intrinsic tools, the [`Workflow`] they
+//!   change, and skills.
+//! - `oci`: fetching an `oci://` plugin's component by its digest when the
+//!   store beside the config lacks it; without it such a plugin runs from
+//!   the store only.
+//!
+//! Without one, a plugin that needs it is refused at load
+//! ([`HostError::Unsupported`], or a [`LoadError`] naming the feature);
+//! without `oauth`, a server that declares an `oauth` block is marked
+//! failed at load and one that asks for a login is refused, each saying
+//! which feature is missing. In documentation built as docs.rs builds it
+//! (`--cfg docsrs`, on nightly), each item that needs a feature says which.
 //!
 //! Everything from outside is untrusted and bounded: every size, count and
 //! cost a plugin, a schema, a model's arguments, a config or a path can
 //! impose has a limit ([`Limits`], [`RegistrationLimits`]), and each
 //! refusal is a typed error on one line. `docs/security.md` lists them.
+
+// On docs.rs (`--cfg docsrs`, nightly), each item that needs a feature says
+// which; `doc_cfg` marks every `#[cfg]`-gated item by itself.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod config;
 mod host;

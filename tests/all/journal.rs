@@ -111,3 +111,54 @@ async fn concurrent_calls_never_interleave_and_full_keeps_the_texts() {
         );
     }
 }
+
+/// Every call of a model's reply reaches the recorder, those refused while
+/// the reply was decoded (a name nobody was offered, arguments that are
+/// not JSON) included, with their codes, in the reply's order of ids.
+#[tokio::test]
+async fn a_turns_calls_refused_while_decoding_reach_the_recorder_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.jsonl");
+    let journal = Arc::new(Journal::open(&path, false).unwrap());
+    let host = host_with(journal.clone()).await;
+    host.begin_iteration();
+    let request = host.offer(tiny_harness_host::Provider::OpenAiChat);
+    let echo = request
+        .codec
+        .encode("hostile/chaos.echo")
+        .unwrap()
+        .to_owned();
+    let call = |id: &str, name: &str, arguments: &str| json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}});
+    let response = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+        call("c1", &echo, r#"{"message": "hi"}"#),
+        call("c2", "nobody_offered_this", "{}"),
+        call("c3", &echo, r#"{"message": 7}"#),
+        call("c4", &echo, "{not json"),
+        call("c5", &echo, r#"{"message": "bye"}"#),
+    ]}}]});
+    let turn = host.run_calls(&request, &response).await.unwrap();
+    assert_eq!(turn.outcomes.len(), 5);
+    let mut seen: Vec<(String, String)> = lines(&path)
+        .iter()
+        .map(|line| {
+            (
+                line["call_id"].as_str().unwrap_or_default().to_owned(),
+                line["outcome"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    seen.sort();
+    let expected = [
+        ("c1", "ok"),
+        ("c2", "unknown_tool"),
+        ("c3", "invalid_arguments"),
+        ("c4", "invalid_arguments"),
+        ("c5", "ok"),
+    ];
+    assert_eq!(
+        seen,
+        expected.map(|(id, code)| (id.to_owned(), code.to_owned())),
+        "{:?}",
+        lines(&path)
+    );
+}

@@ -4,7 +4,8 @@
 //! Exit codes: 0 for a result, 1 for an error result, 2 for a usage or
 //! config error (including invalid JSON arguments), 128 + the signal's
 //! number when SIGINT, SIGTERM or SIGHUP stops it (its MCP servers are
-//! killed first).
+//! killed first); `serve` drains on its first SIGTERM or SIGINT instead,
+//! and exits 0 once drained (`cli/serve.rs`).
 //!
 //! Text a plugin chose (descriptions, error messages, a rendered result)
 //! reaches the terminal only through [`tiny_harness_core::display`], with
@@ -49,7 +50,8 @@ const MAX_STDIN_ARGUMENTS: u64 = 64 << 20;
 /// Runs the command line and returns the process's exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    log_to_stderr(cli.verbose, matches!(cli.command, Command::Serve { .. }));
+    let serving = matches!(cli.command, Command::Serve { .. });
+    log_to_stderr(cli.verbose, serving);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -59,6 +61,11 @@ pub fn main() -> ExitCode {
         Err(e) => return usage_error(anyhow::anyhow!("cannot start the async runtime: {e}")),
     };
     let outcome = runtime.block_on(async {
+        // `serve` answers its signals itself: the first SIGTERM or SIGINT
+        // drains it (cli/serve.rs).
+        if serving {
+            return run(cli).await;
+        }
         // A signal ends the run where it is: dropping it drops the host,
         // which kills every MCP server's process group, so none outlives
         // the command (`kill`, Ctrl-C, a closed terminal).

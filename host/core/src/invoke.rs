@@ -145,9 +145,10 @@ impl CallOutcome {
     }
 }
 
-/// What records every call an invoker runs, as it ends: the call, its
-/// outcome, the hash of the definition it ran under (once the tool was
-/// found) and the name the provider used. [`crate::journal::Journal`] is
+/// What records every call an invoker runs, as it ends, and every call
+/// refused before it could run ([`Invoker::record_refused`]): the call,
+/// its outcome, the hash of the definition it ran under (once the tool
+/// was found) and the name the provider used. [`crate::journal::Journal`] is
 /// one; the invoker knows only this trait, so the layers stay one way.
 pub trait CallRecorder: Send + Sync + std::fmt::Debug {
     /// Records one call. A recorder keeps its own failures: the call's
@@ -252,6 +253,18 @@ impl Invoker {
             recorder.record_from(call, &outcome, definition.as_ref(), caller);
         }
         outcome
+    }
+
+    /// Gives the recorder an outcome decided without running the call: a
+    /// call a provider's reply named by a wire name nobody was offered, or
+    /// with arguments that are not a JSON object. Such a call never
+    /// reaches [`Invoker::invoke_from`], and the model still sees its
+    /// outcome, so a recorder sees it too; `call.arguments` is what could
+    /// be decoded of them (`null` when nothing could).
+    pub fn record_refused(&self, call: &ToolCall, outcome: &CallOutcome, caller: Caller<'_>) {
+        if let Some(recorder) = &self.recorder {
+            recorder.record_from(call, outcome, None, caller);
+        }
     }
 
     /// The call's result; `definition` gets the hash of the definition it

@@ -60,12 +60,12 @@ pub struct RegisteredTool {
     pub output_schema: Option<CompiledSchema>,
     /// Where it runs.
     pub source: Arc<dyn ToolSource>,
-    /// The definition's pin hash ([`crate::pin::definition_hash`]: its
-    /// schemas, title, description and annotations, as `tiny-harness.lock`
-    /// records it), which the call journal records for every call.
+    /// The definition's pin hash (the sha256 of its schemas, title,
+    /// description and annotations, as `tiny-harness.lock` records it),
+    /// which the call journal records for every call.
     pub definition_hash: SchemaHash,
     /// What a layer above derives from this entry once (the provider
-    /// adapters' encoded entries; see [`Derived`]).
+    /// adapters' encoded entries).
     pub derived: Derived,
 }
 

@@ -47,7 +47,9 @@ pub struct ToolDefinition {
     pub annotations: Annotations,
 }
 
-/// One part of a tool's result. Untrusted: render it with [`crate::render`].
+/// One part of a tool's result. Untrusted: it reaches a model only inside
+/// an untrusted block, as [`CallOutcome::render`](crate::invoke::CallOutcome::render)
+/// writes it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]

@@ -94,7 +94,8 @@ pub enum IntrinsicError {
     /// The reply does not answer the open question.
     #[error("the reply does not answer the open question: {0}")]
     InvalidReply(String),
-    /// A value is over one of the bounds of [`super::limits`].
+    /// A value is over one of the bounds on what intrinsics accept and
+    /// keep (the sizes and counts their argument schemas state).
     #[error("{what} is {amount}, more than the limit of {max}; {hint}")]
     OverLimit {
         /// What is over.

@@ -38,9 +38,19 @@ pub(super) enum Answer {
 /// Sends `tools/call` with `params` and waits for the answer.
 pub(super) async fn call_tool(
     peer: &Peer<RoleClient>,
-    params: CallToolRequestParams,
+    mut params: CallToolRequestParams,
     shared: &Arc<Shared>,
 ) -> Result<Answer, ServiceError> {
+    let sink = tiny_harness_core::progress::current();
+    // A server at 2026-07-28 sends log messages about a request only when
+    // the request asks for them (earlier revisions send them unasked).
+    let least = sink.as_ref().and_then(|sink| sink.log_level());
+    if let Some(least) = least.and_then(tiny_harness_core::progress::LogLevel::convert) {
+        params
+            .meta
+            .get_or_insert_with(Default::default)
+            .set_log_level(least);
+    }
     let handle = peer
         .send_request_with_option(
             ClientRequest::CallToolRequest(CallToolRequest::new(params)),
@@ -49,8 +59,7 @@ pub(super) async fn call_tool(
         .await?;
     // The caller's progress sink, if it gave one, gets what the server
     // reports under the request's token until the answer.
-    let route = tiny_harness_core::progress::current()
-        .and_then(|sink| shared.route_progress(&handle.progress_token, sink));
+    let route = sink.and_then(|sink| shared.route_progress(&handle.progress_token, sink));
     let mut guard = Abandoned {
         peer: peer.clone(),
         id: Some(handle.id.clone()),

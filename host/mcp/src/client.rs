@@ -6,12 +6,16 @@
 //!   the declared roots, none by default), sampling and elicitation are
 //!   refused with an error at once.
 //! - What a server sends unasked costs bounded memory: log messages go to
-//!   `tracing` (at most [`MAX_LOG_MESSAGES`] per session), progress
+//!   `tracing` (at most [`MAX_LOG_MESSAGES`] per session), and to the sink
+//!   of the one call in flight when there is only one (at most
+//!   [`MAX_PASSED_LOG_BYTES`] each), progress
 //!   notifications are kept as the last [`MAX_PROGRESS`], and passed to
 //!   the sink of the call whose request carried their token (a caller's
 //!   [`tiny_harness_core::progress`] sink), at most
 //!   [`MAX_PROGRESS_SINKS`] calls at once.
-//! - `notifications/tools/list_changed` marks the session stale at once.
+//! - `notifications/tools/list_changed` marks the session stale at once
+//!   and bumps a count its source's watchers wait on (a watch: a flood of
+//!   notifications wakes a watcher once).
 
 // Sampling, roots and logging are deprecated by the 2026-07-28 revision,
 // and still what servers speaking 2025-11-25 use: they must be answered.
@@ -30,7 +34,7 @@ use rmcp::model::{
     RootsCapabilities,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
-use tiny_harness_core::progress::{Progress, ProgressSink};
+use tiny_harness_core::progress::{Log, LogLevel, Progress, ProgressSink};
 
 /// Log messages from one session passed to `tracing`; the rest are counted.
 pub const MAX_LOG_MESSAGES: usize = 1000;
@@ -41,11 +45,19 @@ pub const MAX_PROGRESS: usize = 64;
 /// The most calls at once whose progress is passed on, per session.
 pub const MAX_PROGRESS_SINKS: usize = 1024;
 
+/// The largest log message (its data as JSON) passed to a caller's sink;
+/// a larger one is passed as a line saying so.
+pub const MAX_PASSED_LOG_BYTES: usize = 16 * 1024;
+
 /// What a session's handler shares with its source.
 #[derive(Debug, Default)]
 pub struct Shared {
     /// Set by `tools/list_changed`: re-list before the next call.
     pub stale: AtomicBool,
+    /// How many times the server said its tools changed, for whoever
+    /// waits on it ([`Shared::tool_changes`]); a watch keeps only the last
+    /// count, so a flood of notifications wakes a waiter once.
+    changes: tokio::sync::watch::Sender<u64>,
     logged: AtomicUsize,
     progress: Mutex<VecDeque<ProgressNotificationParam>>,
     /// The callers' sinks of the calls in flight, by the progress token
@@ -77,6 +89,22 @@ impl Drop for ProgressRoute {
 }
 
 impl Shared {
+    /// The server said its tools changed (on the session, or on a
+    /// `subscriptions/listen` stream): the source is stale, and whoever
+    /// waits on [`Shared::tool_changes`] is woken.
+    pub fn tools_changed(&self) {
+        self.stale.store(true, Ordering::SeqCst);
+        self.changes
+            .send_modify(|count| *count = count.wrapping_add(1));
+    }
+
+    /// A receiver of the count of [`Shared::tools_changed`], marked seen:
+    /// its `changed()` resolves at the next change, and errs once the
+    /// session's state is dropped with its source.
+    pub fn tool_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
     /// Routes the progress the server reports under `token` (a call's
     /// request's) to `sink`, while the returned route lives; `None` when
     /// too many calls already have one.
@@ -95,6 +123,38 @@ impl Shared {
             shared: self.clone(),
             token,
         })
+    }
+
+    /// Passes a log message to the sink of the call in flight, when there
+    /// is exactly one (MCP does not say which request a log message is
+    /// about: with two calls in flight, either caller could be shown the
+    /// other's message, so neither is) and it wants messages this severe.
+    fn pass_log(&self, params: &LoggingMessageNotificationParam) {
+        let Ok(sinks) = self.sinks.lock() else {
+            return;
+        };
+        let mut sinks = sinks.values();
+        let (Some(sink), None) = (sinks.next(), sinks.next()) else {
+            return;
+        };
+        let Some(level) = LogLevel::convert(params.level) else {
+            return;
+        };
+        if sink.log_level().is_none_or(|least| level < least) {
+            return;
+        }
+        let data = if params.data.to_string().len() > MAX_PASSED_LOG_BYTES {
+            serde_json::Value::String(format!(
+                "[a log message of more than {MAX_PASSED_LOG_BYTES} bytes, not passed on]"
+            ))
+        } else {
+            params.data.clone()
+        };
+        let mut logger = params.logger.clone();
+        if let Some(name) = &mut logger {
+            name.truncate(name.floor_char_boundary(256));
+        }
+        sink.log(Log::new(level, logger, data));
     }
 
     /// The progress notifications kept, oldest first.
@@ -174,7 +234,7 @@ impl ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.shared.stale.store(true, Ordering::SeqCst);
+        self.shared.tools_changed();
     }
 
     async fn on_logging_message(
@@ -182,6 +242,7 @@ impl ClientHandler for Handler {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
+        self.shared.pass_log(&params);
         let seen = self.shared.logged.fetch_add(1, Ordering::Relaxed);
         if seen < MAX_LOG_MESSAGES {
             let mut text = params.data.to_string();
@@ -223,5 +284,96 @@ impl ClientHandler for Handler {
             }
             progress.push_back(params);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{LoggingLevel, NumberOrString, ProgressToken};
+
+    /// A sink that keeps what it is given, wanting `least` and above.
+    #[derive(Debug)]
+    struct Kept {
+        least: Option<LogLevel>,
+        logs: Mutex<Vec<Log>>,
+    }
+
+    impl ProgressSink for Kept {
+        fn report(&self, _: Progress) {}
+        fn log_level(&self) -> Option<LogLevel> {
+            self.least
+        }
+        fn log(&self, log: Log) {
+            self.logs.lock().unwrap().push(log);
+        }
+    }
+
+    fn kept(least: Option<LogLevel>) -> Arc<Kept> {
+        Arc::new(Kept {
+            least,
+            logs: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn message(level: LoggingLevel, data: serde_json::Value) -> LoggingMessageNotificationParam {
+        LoggingMessageNotificationParam::new(level, data)
+    }
+
+    fn token(n: i64) -> ProgressToken {
+        ProgressToken(NumberOrString::Number(n))
+    }
+
+    #[test]
+    fn a_log_message_reaches_the_only_call_in_flight_at_its_level_and_no_other() {
+        let shared = Arc::new(Shared::default());
+        let first = kept(Some(LogLevel::Info));
+        let route = shared.route_progress(&token(1), first.clone()).unwrap();
+        shared.pass_log(&message(LoggingLevel::Debug, "too low".into()));
+        shared.pass_log(&message(LoggingLevel::Warning, "passed".into()));
+        let big = "x".repeat(MAX_PASSED_LOG_BYTES);
+        shared.pass_log(&message(LoggingLevel::Error, big.into()));
+        {
+            let logs = first.logs.lock().unwrap();
+            assert_eq!(logs.len(), 2, "{logs:?}");
+            assert_eq!(logs[0].level, LogLevel::Warning);
+            assert_eq!(logs[0].data, "passed");
+            assert!(logs[1].data.as_str().unwrap().contains("not passed on"));
+        }
+        // Two calls in flight: neither is told of a message that may be
+        // the other's.
+        let second = kept(Some(LogLevel::Debug));
+        let other = shared.route_progress(&token(2), second.clone()).unwrap();
+        shared.pass_log(&message(LoggingLevel::Error, "whose?".into()));
+        assert_eq!(first.logs.lock().unwrap().len(), 2);
+        assert!(second.logs.lock().unwrap().is_empty());
+        drop(route);
+        shared.pass_log(&message(LoggingLevel::Error, "yours".into()));
+        assert_eq!(second.logs.lock().unwrap().len(), 1);
+        drop(other);
+        // A caller that wants no log messages gets none.
+        let quiet = kept(None);
+        let _route = shared.route_progress(&token(3), quiet.clone()).unwrap();
+        shared.pass_log(&message(LoggingLevel::Emergency, "no".into()));
+        assert!(quiet.logs.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn log_levels_convert_both_ways_and_order_by_severity() {
+        let all = [
+            (LoggingLevel::Debug, LogLevel::Debug),
+            (LoggingLevel::Info, LogLevel::Info),
+            (LoggingLevel::Notice, LogLevel::Notice),
+            (LoggingLevel::Warning, LogLevel::Warning),
+            (LoggingLevel::Error, LogLevel::Error),
+            (LoggingLevel::Critical, LogLevel::Critical),
+            (LoggingLevel::Alert, LogLevel::Alert),
+            (LoggingLevel::Emergency, LogLevel::Emergency),
+        ];
+        for (mcp, host) in all {
+            assert_eq!(LogLevel::convert::<_, LogLevel>(mcp), Some(host));
+            assert_eq!(LogLevel::convert::<_, LoggingLevel>(host), Some(mcp));
+        }
+        assert!(all.windows(2).all(|pair| pair[0].1 < pair[1].1));
     }
 }

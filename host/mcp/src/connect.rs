@@ -464,7 +464,7 @@ pub(super) async fn listen(peer: Peer<RoleClient>, shared: Arc<Shared>) {
             notification,
             ServerNotification::ToolListChangedNotification(_)
         ) {
-            shared.stale.store(true, Ordering::SeqCst);
+            shared.tools_changed();
         }
     }
 }

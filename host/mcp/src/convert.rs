@@ -36,8 +36,8 @@ pub struct Listing {
     pub skipped: Vec<Skipped>,
 }
 
-/// Why a whole listing is refused (a tool that cannot be used is skipped,
-/// not refused: see [`Skipped`]).
+/// Why a whole listing is refused (a tool that cannot be used is left out
+/// with its reason, not refused).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ListingError {

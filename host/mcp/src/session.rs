@@ -11,6 +11,8 @@
 //!   the call's deadline. An error result (`isError`) is a result.
 //! - A call that runs out of time is abandoned, which sends
 //!   `notifications/cancelled` to the server.
+//! - The server's `tools/list_changed` re-lists lazily (before the next
+//!   call); [`McpSource::tool_changes`] lets a gateway re-list at once.
 //! - Dropping the source kills the server's process group; [`McpSource::shutdown`]
 //!   first closes its stdin and gives it [`super::child::SHUTDOWN_GRACE`].
 
@@ -292,7 +294,7 @@ impl McpSource {
     }
 
     /// Checks the install this server runs from as its next start would
-    /// (see [`StartCheck`](super::store::StartCheck)), without starting
+    /// (the cheap check, or every byte under `--locked`), without starting
     /// it: a server not started yet whose install was changed is marked
     /// failed with why. `Ok` for a server that runs from no install, and
     /// for one that started (its start checked it).
@@ -344,9 +346,8 @@ impl McpSource {
         status
     }
 
-    /// The last progress notifications the server sent (at most
-    /// [`super::MAX_PROGRESS`]), oldest first, as JSON, for a gateway to
-    /// pass on.
+    /// The last progress notifications the server sent (at most 64 are
+    /// kept), oldest first, as JSON, for a gateway to pass on.
     pub fn progress(&self) -> Vec<Value> {
         self.shared
             .progress()
@@ -355,8 +356,8 @@ impl McpSource {
             .collect()
     }
 
-    /// How many log messages the server has sent (the first
-    /// [`super::MAX_LOG_MESSAGES`] go to `tracing`).
+    /// How many log messages the server has sent (the first 1,000 go to
+    /// `tracing`, the rest are only counted).
     pub fn log_messages(&self) -> usize {
         self.shared.log_messages()
     }
@@ -388,6 +389,14 @@ impl McpSource {
     pub async fn relist(&self) -> Result<Drift, SourceError> {
         self.list().await?;
         Ok(self.drift())
+    }
+
+    /// Changes (its value is a count) each time the server says its tools
+    /// changed, on its session or on a `subscriptions/listen` stream; a
+    /// burst is seen as one change. Ends (`changed()` errs) once the
+    /// source and its session are gone.
+    pub fn tool_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.shared.tool_changes()
     }
 
     /// Re-lists once per iteration (and whenever the server said its tools

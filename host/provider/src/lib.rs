@@ -148,7 +148,7 @@ impl Provider {
     }
 
     /// `tools` (a tool given twice counts once), in the order given, as
-    /// the provider's `tools` payload ([`ToolsPayload`]), with the
+    /// the provider's `tools` payload ([`EncodedRequest::tools`]), with the
     /// request's codec. Every provider gets the input schemas unchanged
     /// (Gemini in `parametersJsonSchema`).
     pub fn encode_tools<'a>(
@@ -160,8 +160,9 @@ impl Provider {
 
     /// [`Provider::encode_tools`], with Gemini's schemas sent as `gemini`
     /// says (ignored by the other providers, which take JSON Schema). Only
-    /// [`GeminiSchema::JsonSchema`] entries are kept between requests: the
-    /// subset is rewritten every time it is chosen.
+    /// entries with the schemas as JSON Schema (`GeminiSchema::JsonSchema`)
+    /// are kept between requests: the subset is rewritten every time it is
+    /// chosen.
     pub fn encode_tools_with<'a>(
         self,
         tools: impl IntoIterator<Item = &'a RegisteredTool>,

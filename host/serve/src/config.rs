@@ -87,6 +87,17 @@ pub struct ServeLimits {
     /// iteration re-lists an upstream MCP server's tools before the first
     /// call to them).
     pub relist_interval: Duration,
+    /// `drain_grace_secs`: how long a drain keeps taking connections and
+    /// requests after it began, with `/readyz` answering 503, so that a
+    /// load balancer's health check takes the gateway out of rotation
+    /// before it refuses connections (HTTP only; 0 by default: connections
+    /// are refused at once).
+    pub drain_grace: Duration,
+    /// `drain_secs`: how long the calls in flight when the gateway stops
+    /// taking requests (at the end of `drain_grace_secs`) have to finish;
+    /// those still running then are cancelled. Over stdio, from the start
+    /// of the drain.
+    pub drain: Duration,
 }
 
 impl Default for ServeLimits {
@@ -100,6 +111,8 @@ impl Default for ServeLimits {
             connections: 512,
             read_timeout: Duration::from_secs(10),
             relist_interval: Duration::from_secs(1),
+            drain_grace: Duration::ZERO,
+            drain: Duration::from_secs(30),
         }
     }
 }
@@ -181,6 +194,8 @@ struct RawLimits {
     connections: Option<u64>,
     read_timeout_secs: Option<u64>,
     relist_interval_ms: Option<u64>,
+    drain_grace_secs: Option<u64>,
+    drain_secs: Option<u64>,
 }
 
 /// The most clients a config may name (each has a rate bucket and a view
@@ -370,6 +385,19 @@ impl RawLimits {
         if let Some(n) = get(self.relist_interval_ms, "relist_interval_ms", 3_600_000)? {
             limits.relist_interval = Duration::from_millis(n);
         }
+        // A grace of 0 is the default (no grace), so it may be written.
+        match self.drain_grace_secs {
+            None => {}
+            Some(n) if n <= 3_600 => limits.drain_grace = Duration::from_secs(n),
+            Some(n) => {
+                return Err(ServeError::Config(format!(
+                    "limits.drain_grace_secs: {n} is outside 0..=3600"
+                )));
+            }
+        }
+        if let Some(n) = get(self.drain_secs, "drain_secs", 3_600)? {
+            limits.drain = Duration::from_secs(n);
+        }
         Ok(limits)
     }
 }
@@ -445,6 +473,8 @@ mod tests {
             [serve.limits]
             request_kib = 64
             relist_interval_ms = 250
+            drain_grace_secs = 0
+            drain_secs = 5
             [serve.clients.ci]
             tools = ["fs/*"]
             rename = { read = "fs/workspace.read_file" }
@@ -453,6 +483,8 @@ mod tests {
         .unwrap();
         assert_eq!(config.limits.request_bytes, 64 << 10);
         assert_eq!(config.limits.relist_interval, Duration::from_millis(250));
+        assert_eq!(config.limits.drain_grace, Duration::ZERO);
+        assert_eq!(config.limits.drain, Duration::from_secs(5));
         assert_eq!(config.limits.sessions, ServeLimits::default().sessions);
         let ci = &config.clients["ci"];
         assert_eq!(ci.tools.as_ref().unwrap().len(), 1);
@@ -466,6 +498,14 @@ mod tests {
             (
                 "[serve.limits]\nrequest_kib = 0",
                 "limits.request_kib: 0 is outside",
+            ),
+            (
+                "[serve.limits]\ndrain_secs = 0",
+                "limits.drain_secs: 0 is outside 1..=3600",
+            ),
+            (
+                "[serve.limits]\ndrain_grace_secs = 3601",
+                "limits.drain_grace_secs: 3601 is outside 0..=3600",
             ),
             ("[serve.clients.\"a b\"]\ntools = []", "a client name is"),
             (

@@ -23,7 +23,10 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
 use rmcp::model::{CallToolResult, ContentBlock};
-use tiny_harness_host::{CallError, CallOutcome, Caller, ContentPart, Host, Registry, ToolCall};
+use tiny_harness_core::render::render_result;
+use tiny_harness_host::{
+    CallError, CallOutcome, Caller, ContentPart, Host, Registry, ToolCall, ToolResult,
+};
 
 use crate::clients::{ClientSets, View, Views};
 use crate::config::{ServeConfig, ServeError, ServeLimits};
@@ -31,6 +34,10 @@ use crate::metrics::Metrics;
 
 /// The `_meta` key of a refusal's code in an `isError` result.
 pub const CODE_META: &str = "io.tiny-harness/code";
+
+/// The `_meta` key of an embedded text resource's own media type (the
+/// gateway sends its text inside an untrusted block, as `text/plain`).
+pub const MEDIA_TYPE_META: &str = "io.tiny-harness/mimeType";
 
 /// Which client a request comes from, as the HTTP layer found it (in the
 /// request's extensions).
@@ -108,7 +115,7 @@ impl Gateway {
         let iteration = Instant::now()
             .checked_sub(limits.relist_interval)
             .unwrap_or_else(Instant::now);
-        Ok(Gateway {
+        let gateway = Gateway {
             inner: Arc::new(Inner {
                 served: RwLock::new(Arc::new(served)),
                 limits,
@@ -117,7 +124,9 @@ impl Gateway {
                 calls: AtomicU64::new(0),
                 metrics: Arc::new(Metrics::default()),
             }),
-        })
+        };
+        crate::upstream::forward(&gateway, &gateway.served());
+        Ok(gateway)
     }
 
     /// What is served now.
@@ -139,7 +148,8 @@ impl Gateway {
             .inner
             .served
             .write()
-            .unwrap_or_else(PoisonError::into_inner) = served;
+            .unwrap_or_else(PoisonError::into_inner) = served.clone();
+        crate::upstream::forward(self, &served);
         self.inner.metrics.reload(true);
         self.tools_changed();
         Ok(())
@@ -248,15 +258,12 @@ impl Gateway {
 pub(crate) fn result_of(outcome: &CallOutcome) -> CallToolResult {
     let mut content = vec![ContentBlock::text(outcome.render())];
     if let Ok(result) = &outcome.result {
-        for part in &result.content {
-            if let ContentPart::Media { media_type, data } = part {
-                if media_type.starts_with("image/") {
-                    content.push(ContentBlock::image(data.clone(), media_type.clone()));
-                } else if media_type.starts_with("audio/") {
-                    content.push(ContentBlock::audio(data.clone(), media_type.clone()));
-                }
-            }
-        }
+        content.extend(
+            result
+                .content
+                .iter()
+                .filter_map(|part| data_block(outcome, result.is_error, part)),
+        );
     }
     let mut result = if outcome.is_error() {
         CallToolResult::error(content)
@@ -270,6 +277,64 @@ pub(crate) fn result_of(outcome: &CallOutcome) -> CallToolResult {
         result.meta = Some(meta);
     }
     result
+}
+
+/// The block that passes `part` on as data after the untrusted block, if
+/// it is one: an image or audio clip as it came, an embedded resource's
+/// data as it came, an embedded resource's text inside an untrusted block
+/// of its own (as `text/plain`, the source's media type in `_meta` under
+/// [`MEDIA_TYPE_META`]): a client that hands a resource to a model hands
+/// it delimited. Text, JSON and resource links are in the untrusted block
+/// only.
+fn data_block(outcome: &CallOutcome, is_error: bool, part: &ContentPart) -> Option<ContentBlock> {
+    use rmcp::model::ResourceContents;
+    match part {
+        ContentPart::Media { media_type, data } if media_type.starts_with("image/") => {
+            Some(ContentBlock::image(data.clone(), media_type.clone()))
+        }
+        ContentPart::Media { media_type, data } if media_type.starts_with("audio/") => {
+            Some(ContentBlock::audio(data.clone(), media_type.clone()))
+        }
+        ContentPart::Resource {
+            uri,
+            media_type,
+            blob: Some(blob),
+            text: None,
+        } => Some(ContentBlock::resource(
+            ResourceContents::BlobResourceContents {
+                uri: uri.clone(),
+                mime_type: media_type.clone(),
+                blob: blob.clone(),
+                meta: None,
+            },
+        )),
+        ContentPart::Resource {
+            uri,
+            media_type,
+            text: Some(text),
+            ..
+        } => {
+            let alone = ToolResult {
+                content: vec![ContentPart::text(text.clone())],
+                is_error,
+            };
+            let meta = media_type.as_ref().map(|media_type| {
+                let mut meta = rmcp::model::MetaObject::default();
+                meta.0
+                    .insert(MEDIA_TYPE_META.to_owned(), media_type.clone().into());
+                meta
+            });
+            Some(ContentBlock::resource(
+                ResourceContents::TextResourceContents {
+                    uri: uri.clone(),
+                    mime_type: Some("text/plain".to_owned()),
+                    text: render_result(&outcome.tool, &outcome.call_id, &alone),
+                    meta,
+                },
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// The outcome code of a call, for logs and metrics.

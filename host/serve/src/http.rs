@@ -17,30 +17,38 @@
 //! - Without a tokens file, only a loopback address is served, to one
 //!   client named `anonymous`; a non-loopback address without one is
 //!   refused at start.
+//! - A drain ([`Bound::serve_until`]) never cuts an answer that can still
+//!   be given in time: `/readyz` answers 503 and the streams that only
+//!   wait (a session's `GET` stream, `subscriptions/listen`) end at once;
+//!   connections and requests are taken for `drain_grace_secs` more; then
+//!   the listener is closed, idle connections are closed and busy ones
+//!   after their answer; only at `drain_secs` past that are the calls
+//!   left cancelled. Every wait is bounded, and nothing outlives the
+//!   return but the calls' cancellation, awaited up to [`CUT_WAIT`].
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::Router;
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use http::{HeaderValue, StatusCode, header};
-use http_body_util::BodyExt;
+use http::StatusCode;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use crate::clients::ANONYMOUS_CLIENT;
 use crate::config::ServeError;
-use crate::gateway::{ClientName, Gateway};
-use crate::oauth::{Rejection, Verifier};
+use crate::gateway::Gateway;
+use crate::oauth::Verifier;
 use crate::tokens::Tokens;
+use crate::{CUT_WAIT, Drain};
+
+mod guard;
+
+use guard::{Front, Guard, metrics, resource_metadata};
 
 /// The path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
@@ -76,30 +84,19 @@ impl HttpOptions {
     }
 }
 
-/// What the guard holds for every request.
-struct Guard {
-    gateway: Gateway,
-    tokens: Option<Tokens>,
-    oauth: Option<Verifier>,
-    in_flight: Arc<Semaphore>,
-    buckets: Mutex<HashMap<Arc<str>, Bucket>>,
-    sessions: Arc<LocalSessionManager>,
-}
-
-/// A client's token bucket: `requests_per_second` sustained, as many in
-/// a burst.
-struct Bucket {
-    tokens: f64,
-    at: Instant,
-}
-
 /// A bound listener, ready to serve (so that a caller knows the port
 /// before the first request, as with `--http 127.0.0.1:0`).
 #[derive(Debug)]
 pub struct Bound {
     listener: tokio::net::TcpListener,
-    router: Router,
+    front: Front,
     gateway: Gateway,
+    /// rmcp's token (a child of the one given to [`Gateway::bind_http`]):
+    /// cancelling it cancels the calls in flight and ends the sessions.
+    stop: CancellationToken,
+    /// Cancelled when a drain begins: `/readyz` answers 503, and what
+    /// only waits (a `GET` stream, a subscription) ends.
+    draining: CancellationToken,
 }
 
 impl Gateway {
@@ -164,6 +161,8 @@ impl Gateway {
                 origins.push(format!("http://{host}:{port}"));
             }
         }
+        let stop = shutdown.child_token();
+        let draining = CancellationToken::new();
         let rmcp_config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(hosts)
             .with_allowed_origins(origins)
@@ -175,13 +174,16 @@ impl Gateway {
             // a load balancer forwarded the result, and then neither be
             // finished nor retried.
             .with_json_response(true)
-            .with_cancellation_token(shutdown.child_token());
+            .with_cancellation_token(stop.child_token());
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = Some(limits.session_idle);
         let sessions = Arc::new(manager);
         let gateway = self.clone();
+        // A subscription, and a session's change watcher, end when a
+        // drain begins.
+        let ending = draining.clone();
         let service = StreamableHttpService::new(
-            move || Ok(gateway.handler(None)),
+            move || Ok(gateway.handler(None).closed_by(ending.clone())),
             sessions.clone(),
             rmcp_config,
         );
@@ -192,14 +194,15 @@ impl Gateway {
             in_flight: Arc::new(Semaphore::new(limits.concurrent_requests)),
             buckets: Mutex::new(HashMap::new()),
             sessions,
+            draining: draining.clone(),
         });
-        let mcp = Router::new().route_service(MCP_PATH, service).layer(
-            axum::middleware::from_fn_with_state(guard.clone(), guard_request),
-        );
-        let ready = self.clone();
+        let (ready, drained) = (self.clone(), draining.clone());
         let router = Router::new()
             .route("/healthz", get(|| async { "ok\n" }))
-            .route("/readyz", get(move || readiness(ready.clone())))
+            .route(
+                "/readyz",
+                get(move || readiness(ready.clone(), drained.clone())),
+            )
             .route("/metrics", get(metrics).with_state(guard.clone()))
             .route(
                 "/.well-known/oauth-protected-resource",
@@ -207,13 +210,19 @@ impl Gateway {
             )
             .route(
                 &format!("/.well-known/oauth-protected-resource{MCP_PATH}"),
-                get(resource_metadata).with_state(guard),
-            )
-            .merge(mcp);
+                get(resource_metadata).with_state(guard.clone()),
+            );
+        let front = Front {
+            guard,
+            mcp: service,
+            router,
+        };
         Ok(Bound {
             listener,
-            router,
+            front,
             gateway: self.clone(),
+            stop,
+            draining,
         })
     }
 }
@@ -226,346 +235,203 @@ impl Bound {
 
     /// Serves connections until `shutdown` is cancelled: at most
     /// `connections` at once, each given `read_timeout_secs` to send a
-    /// request's headers.
+    /// request's headers. Cancelling `shutdown` stops at once: the calls
+    /// in flight are cancelled and the connections closed. For a drain,
+    /// see [`Bound::serve_until`].
     pub async fn serve(self, shutdown: CancellationToken) -> Result<(), ServeError> {
-        let limits = *self.gateway.limits();
+        self.serve_until(CancellationToken::new(), shutdown).await
+    }
+
+    /// Serves connections as [`Bound::serve`] does until `drain` is
+    /// cancelled, then drains, and returns when the drain is over (or at
+    /// once when `shutdown` is cancelled, during the drain too):
+    ///
+    /// 1. `/readyz` answers `503 draining`; a session's `GET` stream and
+    ///    every `subscriptions/listen` stream end (their clients would
+    ///    otherwise hold the drain open for ever).
+    /// 2. For `drain_grace_secs` (`[serve.limits]`, 0 by default) the
+    ///    gateway goes on taking connections and requests, so that a load
+    ///    balancer's health check sees the 503 and takes it out of
+    ///    rotation before it refuses anything.
+    /// 3. The listener is closed (connections are refused); idle
+    ///    connections are closed at once, busy ones after their answer.
+    /// 4. Once no connection is open and no call is in flight, or
+    ///    `drain_secs` after step 3, the calls left are cancelled (their
+    ///    plugin instances dropped, their programs' process groups
+    ///    killed, their upstream requests cancelled; a client waiting
+    ///    for a 2026-07-28 answer gets a 500), the 2025-11-25 sessions
+    ///    are closed and the last connections dropped.
+    ///
+    /// One log line (target `tiny_harness::serve`) says when the drain
+    /// begins, with the calls in flight, and one when it ends, with how
+    /// many finished and how many were cancelled. The MCP servers are
+    /// the caller's to shut down ([`tiny_harness_host::Host::shutdown`]).
+    pub async fn serve_until(
+        self,
+        drain: CancellationToken,
+        shutdown: CancellationToken,
+    ) -> Result<(), ServeError> {
+        let Bound {
+            listener,
+            front,
+            gateway,
+            stop,
+            draining,
+        } = self;
+        let limits = *gateway.limits();
         let connections = Arc::new(Semaphore::new(limits.connections));
-        let service = hyper_util::service::TowerToHyperService::new(self.router);
+        let all = u32::try_from(limits.connections).unwrap_or(u32::MAX);
+        let service = hyper_util::service::TowerToHyperService::new(front);
+        // Cancelled when the gateway stops taking requests: each
+        // connection is shut down gracefully (closed once idle).
+        let closing = CancellationToken::new();
+        // Cancelled when what is left is cut: each connection dropped.
+        let cut = CancellationToken::new();
+        let ending = Ending {
+            gateway: &gateway,
+            stop: &stop,
+            draining: &draining,
+            closing: &closing,
+            cut: &cut,
+            connections: &connections,
+            all,
+        };
+        // The end of the grace, once a drain has begun, and its record.
+        let mut grace: Option<(tokio::time::Instant, Drain)> = None;
         loop {
-            let permit = tokio::select! {
-                permit = connections.clone().acquire_owned() => permit,
-                () = shutdown.cancelled() => return Ok(()),
+            let accept = async {
+                let permit = connections.clone().acquire_owned().await;
+                (permit, listener.accept().await)
             };
-            let Ok(permit) = permit else { return Ok(()) };
-            let accepted = tokio::select! {
-                accepted = self.listener.accept() => accepted,
-                () = shutdown.cancelled() => return Ok(()),
-            };
-            let (stream, _) = match accepted {
-                Ok(accepted) => accepted,
-                // A connection reset before it was accepted, or out of
-                // descriptors for a moment: the next accept may succeed.
-                Err(error) => {
-                    tracing::warn!(target: "tiny_harness::serve", %error, "accept failed");
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    continue;
+            let grace_end = grace.as_ref().map(|(end, _)| *end);
+            let grace_over = async move {
+                match grace_end {
+                    Some(end) => tokio::time::sleep_until(end).await,
+                    None => std::future::pending().await,
                 }
             };
-            let _ = stream.set_nodelay(true);
-            let service = service.clone();
-            let shutdown = shutdown.clone();
-            tokio::spawn(async move {
-                let mut builder = hyper::server::conn::http1::Builder::new();
-                builder
-                    .timer(hyper_util::rt::TokioTimer::new())
-                    .header_read_timeout(limits.read_timeout);
-                let connection =
-                    builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
-                tokio::pin!(connection);
-                tokio::select! {
-                    _ = connection.as_mut() => {}
-                    () = shutdown.cancelled() => {
-                        connection.as_mut().graceful_shutdown();
-                        let _ = connection.await;
+            tokio::select! {
+                biased;
+                () = shutdown.cancelled() => {
+                    if let Some((_, mut record)) = grace.take() {
+                        record.cut();
+                        ending.cancel_the_rest().await;
+                        record.end();
+                    } else {
+                        ending.cancel_the_rest().await;
                     }
+                    return Ok(());
                 }
-                drop(permit);
-            });
-        }
-    }
-}
-
-/// `/readyz`: 200 unless an MCP server failed or tools differ from their
-/// pins (503 with the first reason); see [`Gateway::not_ready`].
-async fn readiness(gateway: Gateway) -> Response {
-    match gateway.not_ready() {
-        None => (StatusCode::OK, "ready\n").into_response(),
-        Some(why) => (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")).into_response(),
-    }
-}
-
-/// A refusal with a one-line body, counted and logged.
-fn refuse(
-    guard: &Guard,
-    client: Option<&str>,
-    reason: &'static str,
-    status: StatusCode,
-    why: &str,
-) -> Response {
-    guard.gateway.metrics().refused(reason);
-    tracing::info!(
-        target: "tiny_harness::serve",
-        client = client.unwrap_or(""),
-        status = status.as_u16(),
-        outcome = reason,
-        "refused a request"
-    );
-    let mut response = (status, format!("{why}\n")).into_response();
-    if matches!(reason, "rate_limited" | "busy" | "sessions") {
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    }
-    response
-}
-
-/// The client a request comes from: the anonymous one when neither a
-/// tokens file nor `[serve.oauth]` is in force, else the one its bearer
-/// token names (a token of the file, or an access token), or the 401 or
-/// 403 that refuses it.
-async fn authenticate(guard: &Guard, headers: &http::HeaderMap) -> Result<Arc<str>, Box<Response>> {
-    if guard.tokens.is_none() && guard.oauth.is_none() {
-        return Ok(Arc::from(ANONYMOUS_CLIENT));
-    }
-    let presented = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| {
-            let (scheme, token) = value.split_once(' ')?;
-            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-        });
-    if let (Some(tokens), Some(token)) = (&guard.tokens, presented)
-        && let Some(client) = tokens.client(token.as_bytes())
-    {
-        return Ok(Arc::from(client));
-    }
-    let mut challenge = "Bearer realm=\"tiny-harness\"".to_owned();
-    if let Some(oauth) = &guard.oauth {
-        challenge.push_str(&format!(
-            ", resource_metadata=\"{}\"",
-            oauth.config().metadata_url()
-        ));
-        if let Some(token) = presented {
-            match oauth.verify(token).await {
-                Ok(client) if guard.gateway.has_client(&client) => return Ok(Arc::from(client)),
-                Ok(client) => {
-                    return Err(Box::new(refuse(
-                        guard,
-                        Some(&client),
-                        "unknown_client",
-                        StatusCode::FORBIDDEN,
-                        &format!(
-                            "the token's client {client} has no [serve.clients.{client}] entry"
-                        ),
-                    )));
+                () = grace_over => break,
+                () = drain.cancelled(), if grace.is_none() => {
+                    draining.cancel();
+                    let record = Drain::begin(&gateway, "http", limits.drain_grace, limits.drain);
+                    grace = Some((tokio::time::Instant::now() + limits.drain_grace, record));
                 }
-                Err(Rejection::Scope(scope)) => {
-                    let mut response = refuse(
-                        guard,
-                        None,
-                        "insufficient_scope",
-                        StatusCode::FORBIDDEN,
-                        &format!("the token lacks the scope {scope}"),
-                    );
-                    let value =
-                        format!("{challenge}, error=\"insufficient_scope\", scope=\"{scope}\"");
-                    if let Ok(value) = HeaderValue::from_str(&value) {
-                        response
-                            .headers_mut()
-                            .insert(header::WWW_AUTHENTICATE, value);
-                    }
-                    return Err(Box::new(response));
-                }
-                Err(Rejection::Invalid(why)) => {
-                    tracing::debug!(target: "tiny_harness::serve", "access token refused: {why}");
+                (permit, accepted) = accept => {
+                    // The semaphore is never closed.
+                    let Ok(permit) = permit else { continue };
+                    let (stream, _) = match accepted {
+                        Ok(accepted) => accepted,
+                        // A connection reset before it was accepted, or
+                        // out of descriptors for a moment: the next
+                        // accept may succeed.
+                        Err(error) => {
+                            tracing::warn!(target: "tiny_harness::serve", %error, "accept failed");
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            continue;
+                        }
+                    };
+                    let _ = stream.set_nodelay(true);
+                    let (service, closing, cut) = (service.clone(), closing.clone(), cut.clone());
+                    tokio::spawn(async move {
+                        let mut builder = hyper::server::conn::http1::Builder::new();
+                        builder
+                            .timer(hyper_util::rt::TokioTimer::new())
+                            .header_read_timeout(limits.read_timeout);
+                        let connection = builder
+                            .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+                        tokio::pin!(connection);
+                        tokio::select! {
+                            _ = connection.as_mut() => {}
+                            () = closing.cancelled() => {
+                                connection.as_mut().graceful_shutdown();
+                                tokio::select! {
+                                    _ = connection.as_mut() => {}
+                                    () = cut.cancelled() => {}
+                                }
+                            }
+                            () = cut.cancelled() => {}
+                        }
+                        drop(permit);
+                    });
                 }
             }
         }
-    }
-    if presented.is_some() {
-        challenge.push_str(", error=\"invalid_token\"");
-    }
-    let mut response = refuse(
-        guard,
-        None,
-        "unauthorized",
-        StatusCode::UNAUTHORIZED,
-        "a bearer token is required: one of the gateway's tokens file or an access token of its authorization server",
-    );
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
-    }
-    Err(Box::new(response))
-}
-
-/// `/.well-known/oauth-protected-resource`: where to get an access token
-/// (404 without `[serve.oauth]`).
-async fn resource_metadata(State(guard): State<Arc<Guard>>) -> Response {
-    match &guard.oauth {
-        Some(oauth) => {
-            let mut response = oauth.config().metadata().to_string().into_response();
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            response
+        // The grace is over: no connection is taken from here on.
+        let Some((grace_end, mut record)) = grace else {
+            return Ok(());
+        };
+        drop(listener);
+        closing.cancel();
+        let idle = async {
+            // Every permit back: every connection closed.
+            let _every = connections.acquire_many(all).await;
+            crate::no_calls(&gateway).await;
+        };
+        let in_time = tokio::select! {
+            () = idle => true,
+            () = tokio::time::sleep_until(grace_end + limits.drain) => false,
+            () = shutdown.cancelled() => false,
+        };
+        if !in_time {
+            record.cut();
         }
-        None => StatusCode::NOT_FOUND.into_response(),
+        ending.cancel_the_rest().await;
+        record.end();
+        Ok(())
     }
 }
 
-/// `/metrics`: the Prometheus text; with a tokens file, for a request
-/// carrying one of its tokens only.
-async fn metrics(State(guard): State<Arc<Guard>>, request: Request) -> Response {
-    if let Err(refusal) = authenticate(&guard, request.headers()).await {
-        return *refusal;
-    }
-    let mut response = guard.gateway.metrics_text().into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-    );
-    response
+/// What [`Bound::serve_until`] ends with.
+struct Ending<'a> {
+    gateway: &'a Gateway,
+    stop: &'a CancellationToken,
+    draining: &'a CancellationToken,
+    closing: &'a CancellationToken,
+    cut: &'a CancellationToken,
+    connections: &'a Arc<Semaphore>,
+    /// Every connection's permit.
+    all: u32,
 }
 
-/// Everything a request must pass before rmcp sees it.
-async fn guard_request(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    let limits = *guard.gateway.limits();
-    let client = match authenticate(&guard, request.headers()).await {
-        Ok(client) => client,
-        Err(refusal) => return *refusal,
-    };
-    let refused = |reason, status, why: &str| refuse(&guard, Some(&client), reason, status, why);
-    if !guard.admit(&client, limits.requests_per_second) {
-        return refused(
-            "rate_limited",
-            StatusCode::TOO_MANY_REQUESTS,
-            "too many requests; slow down",
-        );
-    }
-    let Ok(permit) = guard.in_flight.clone().try_acquire_owned() else {
-        return refused(
-            "busy",
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too many requests in flight",
-        );
-    };
-    let (mut parts, body) = request.into_parts();
-    let limited = http_body_util::Limited::new(body, limits.request_bytes);
-    let bytes = match tokio::time::timeout(limits.read_timeout, limited.collect()).await {
-        Err(_) => {
-            return refused(
-                "read_timeout",
-                StatusCode::REQUEST_TIMEOUT,
-                "the request body was not sent in time",
-            );
-        }
-        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
-            return refused(
-                "too_large",
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &format!(
-                    "the request body is larger than {} bytes",
-                    limits.request_bytes
-                ),
-            );
-        }
-        Ok(Err(_)) => {
-            return refused(
-                "unreadable",
-                StatusCode::BAD_REQUEST,
-                "the request body could not be read",
-            );
-        }
-        Ok(Ok(collected)) => collected.to_bytes(),
-    };
-    if parts.method == http::Method::POST
-        && !parts.headers.contains_key("mcp-session-id")
-        && opens_session(&bytes)
-        && guard.sessions.sessions.read().await.len() >= limits.sessions
-    {
-        return refused(
-            "sessions",
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too many sessions are open",
-        );
-    }
-    let delete = parts.method == http::Method::DELETE;
-    parts.extensions.insert(ClientName(client.clone()));
-    let response = next
-        .run(Request::from_parts(parts, Body::from(bytes)))
+impl Ending<'_> {
+    /// Cancels the calls in flight and closes the sessions; each client
+    /// waiting on a connection gets its answer (a 500 for a cancelled
+    /// call) within [`CUT_WAIT`], else its connection is dropped; then
+    /// waits up to [`CUT_WAIT`] for the cancelled calls to be dropped.
+    async fn cancel_the_rest(&self) {
+        self.draining.cancel();
+        self.stop.cancel();
+        self.closing.cancel();
+        let _ = tokio::time::timeout(CUT_WAIT, async {
+            let _every = self.connections.acquire_many(self.all).await;
+        })
         .await;
-    // The permit is held until the response's body (an SSE stream of a
-    // call in progress) ends.
-    let (mut parts, body) = response.into_parts();
-    // A session closed is answered 204, as clients expect (rmcp says 202,
-    // which the Python SDK logs as a failure).
-    if delete && parts.status == StatusCode::ACCEPTED {
-        parts.status = StatusCode::NO_CONTENT;
-    }
-    // rmcp's refusal of a foreign `Host` or `Origin`.
-    if parts.status == StatusCode::FORBIDDEN {
-        guard.gateway.metrics().refused("forbidden");
-        tracing::info!(target: "tiny_harness::serve", client = &*client, status = 403, outcome = "forbidden", "refused a request");
-    }
-    Response::from_parts(
-        parts,
-        Body::new(Held {
-            inner: body,
-            _permit: permit,
-        }),
-    )
-}
-
-/// A response body holding a request slot until it is dropped, and
-/// otherwise the body itself: its size, so that a whole answer goes out
-/// with a `Content-Length` in one write rather than chunked.
-struct Held {
-    inner: Body,
-    _permit: tokio::sync::OwnedSemaphorePermit,
-}
-
-impl http_body::Body for Held {
-    type Data = bytes::Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
+        self.cut.cancel();
+        let _ = tokio::time::timeout(CUT_WAIT, crate::no_calls(self.gateway)).await;
     }
 }
 
-/// Whether a request body is an `initialize` request (which opens a
-/// 2025-11-25 session).
-fn opens_session(body: &[u8]) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Method<'a> {
-        #[serde(borrow)]
-        method: Option<&'a str>,
+/// `/readyz`: 200 unless the gateway is draining, an MCP server failed or
+/// tools differ from their pins (503 with the first reason); see
+/// [`Gateway::not_ready`].
+async fn readiness(gateway: Gateway, draining: CancellationToken) -> Response {
+    if draining.is_cancelled() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "draining\n").into_response();
     }
-    serde_json::from_slice::<Method<'_>>(body).is_ok_and(|m| m.method == Some("initialize"))
-}
-
-impl Guard {
-    /// Takes one request from `client`'s bucket.
-    fn admit(&self, client: &Arc<str>, per_second: u32) -> bool {
-        let now = Instant::now();
-        let rate = f64::from(per_second);
-        let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
-        let bucket = buckets.entry(client.clone()).or_insert(Bucket {
-            tokens: rate,
-            at: now,
-        });
-        bucket.tokens =
-            (bucket.tokens + now.duration_since(bucket.at).as_secs_f64() * rate).min(rate);
-        bucket.at = now;
-        if bucket.tokens >= 1.0 {
-            bucket.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
+    match gateway.not_ready() {
+        None => (StatusCode::OK, "ready\n").into_response(),
+        Some(why) => (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")).into_response(),
     }
 }

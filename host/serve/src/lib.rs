@@ -48,9 +48,34 @@
 //! bound.serve(shutdown).await?;
 //! # Ok(()) }
 //! ```
+//!
+//! Cancelling `shutdown` stops at once: the calls in flight are
+//! cancelled. For a rolling update behind a load balancer, drain instead
+//! ([`Bound::serve_until`]): cancelling `drain` makes `/readyz` answer
+//! 503, keeps serving for `drain_grace_secs`, then refuses connections,
+//! lets the calls in flight finish for up to `drain_secs` and cancels
+//! those left ([`ServeLimits`]); `shutdown` still stops at once, during
+//! the drain too. [`Gateway::serve_stdio_until`] drains stdio the same
+//! way, without the grace.
+//!
+//! ```no_run
+//! # async fn run(gateway: tiny_harness_serve::Gateway) -> Result<(), Box<dyn std::error::Error>> {
+//! use tiny_harness_serve::HttpOptions;
+//! use tokio_util::sync::CancellationToken;
+//! let (drain, shutdown) = (CancellationToken::new(), CancellationToken::new());
+//! // Cancel `drain` when the process is to stop (a SIGTERM handler, an
+//! // orchestrator's call), and `shutdown` to stop at once, mid-drain too.
+//! let options = HttpOptions::new("127.0.0.1:8787".parse()?);
+//! let bound = gateway.bind_http(options, shutdown.clone()).await?;
+//! bound.serve_until(drain, shutdown).await?;
+//! // Served and drained: the MCP servers the host started are stopped.
+//! gateway.host().shutdown().await;
+//! # Ok(()) }
+//! ```
 
 mod clients;
 mod config;
+mod forward;
 mod gateway;
 mod handler;
 mod http;
@@ -58,56 +83,42 @@ mod metrics;
 mod oauth;
 mod stdio;
 mod tokens;
+mod upstream;
 mod watch;
 
 pub use clients::{ANONYMOUS_CLIENT, Glob, STDIO_CLIENT};
 pub use config::{ClientEntry, MAX_CLIENTS, MAX_PATTERNS, ServeConfig, ServeError, ServeLimits};
-pub use gateway::{CODE_META, Gateway};
+pub use gateway::{CODE_META, Gateway, MEDIA_TYPE_META};
 pub use http::{Bound, DEFAULT_ADDR, HttpOptions, MCP_PATH};
 pub use oauth::{Jwks, MAX_JWKS_BYTES, MAX_KEYS, MAX_TOKEN_BYTES, OAuthConfig, REFETCH_AFTER};
 pub use tokens::{MAX_TOKENS_BYTES, MIN_TOKEN_LEN, Tokens};
 pub use watch::POLL;
 
-use rmcp::ServiceExt;
+use std::time::{Duration, Instant};
+
 use tiny_harness_host::Host;
 use tokio_util::sync::CancellationToken;
 
 impl Gateway {
     /// Serves the `stdio` client on standard input and output until it
-    /// closes them or `shutdown` is cancelled.
+    /// closes them (once the calls in flight are answered) or `shutdown`
+    /// is cancelled (at once: the calls in flight are cancelled).
     pub async fn serve_stdio(&self, shutdown: CancellationToken) -> Result<(), ServeError> {
-        let closed = CancellationToken::new();
-        let handler = self.handler(Some(STDIO_CLIENT)).closed_by(closed.clone());
-        let (stdin, stdout) = rmcp::transport::stdio();
-        let stdin = stdio::UntilEnd::new(stdin, closed.clone());
-        let running = handler
-            .serve_with_ct((stdin, stdout), shutdown)
-            .await
-            .map_err(|e| ServeError::Io(std::io::Error::other(e.to_string())))?;
-        let gateway = self.clone();
-        // Once the input has ended, the requests in flight finish and
-        // their answers are written; then `serve` ends. rmcp alone would
-        // wait its whole drain time (5 s) for a `subscriptions/listen`
-        // stream, whose last answer nobody can read.
-        let quiet = async move {
-            closed.cancelled().await;
-            let mut quiet = 0;
-            while quiet < 10 {
-                quiet = if gateway.metrics().in_flight() == 0 {
-                    quiet + 1
-                } else {
-                    0
-                };
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            }
-        };
-        tokio::select! {
-            waited = running.waiting() => {
-                waited.map_err(|e| ServeError::Io(std::io::Error::other(e)))?;
-            }
-            () = quiet => {}
-        }
-        Ok(())
+        stdio::serve(self, CancellationToken::new(), shutdown).await
+    }
+
+    /// Serves the `stdio` client as [`Gateway::serve_stdio`] does until
+    /// `drain` is cancelled, then drains: nothing more is read from the
+    /// input, subscriptions end, and the calls in flight are answered;
+    /// those still running `drain_secs` ([`ServeLimits`]) after the drain
+    /// began are cancelled. One log line says when the drain begins and
+    /// one when it ends. `shutdown` still stops at once.
+    pub async fn serve_stdio_until(
+        &self,
+        drain: CancellationToken,
+        shutdown: CancellationToken,
+    ) -> Result<(), ServeError> {
+        stdio::serve(self, drain, shutdown).await
     }
 
     /// Why the gateway is not ready to serve (`/readyz`): an MCP server
@@ -127,5 +138,80 @@ impl Gateway {
         host.known_drift()
             .first()
             .map(|(server, _)| format!("{server}: its tools differ from their pins"))
+    }
+}
+
+/// How long what is cancelled (calls, connections) is given to go, at the
+/// end of a drain or at a shutdown, before the gateway returns without
+/// it.
+pub(crate) const CUT_WAIT: Duration = Duration::from_secs(1);
+
+/// Returns once no call is in flight (checked every 20 ms).
+pub(crate) async fn no_calls(gateway: &Gateway) {
+    while gateway.metrics().in_flight() > 0 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A drain under way, for its two log lines: the calls in flight when it
+/// began, and how many finished and how many were cancelled when it ends.
+pub(crate) struct Drain {
+    gateway: Gateway,
+    began: Instant,
+    /// Calls in flight when the drain began.
+    in_flight: u64,
+    /// [`Gateway::calls`] when the drain began.
+    calls: u64,
+    /// Calls still in flight at the deadline, cancelled.
+    cancelled: Option<u64>,
+}
+
+impl Drain {
+    /// Logs the drain's start over `transport`, with its grace and its
+    /// deadline.
+    pub(crate) fn begin(
+        gateway: &Gateway,
+        transport: &'static str,
+        grace: Duration,
+        deadline: Duration,
+    ) -> Drain {
+        let in_flight = gateway.metrics().in_flight();
+        tracing::info!(
+            target: "tiny_harness::serve",
+            transport,
+            calls_in_flight = in_flight,
+            grace_secs = grace.as_secs(),
+            drain_secs = deadline.as_secs(),
+            "draining: the calls in flight finish, or are cancelled at the deadline",
+        );
+        Drain {
+            gateway: gateway.clone(),
+            began: Instant::now(),
+            in_flight,
+            calls: gateway.calls(),
+            cancelled: None,
+        }
+    }
+
+    /// The deadline has passed: the calls in flight now are the ones
+    /// cancelled.
+    pub(crate) fn cut(&mut self) {
+        if self.cancelled.is_none() {
+            self.cancelled = Some(self.gateway.metrics().in_flight());
+        }
+    }
+
+    /// Logs the drain's end.
+    pub(crate) fn end(self) {
+        let cancelled = self.cancelled.unwrap_or(0);
+        let started = self.gateway.calls().saturating_sub(self.calls);
+        let finished = (self.in_flight + started).saturating_sub(cancelled);
+        tracing::info!(
+            target: "tiny_harness::serve",
+            finished,
+            cancelled,
+            took_ms = u64::try_from(self.began.elapsed().as_millis()).unwrap_or(u64::MAX),
+            "drain ended",
+        );
     }
 }

@@ -1,7 +1,13 @@
-//! `serve --watch`: the host built again when its config or a plugin's
-//! component changes on disk, and swapped in whole.
+//! `serve --watch`: the host built again when its config, its lock or a
+//! plugin's component changes on disk, and swapped in whole.
 //!
 //! Invariants:
+//! - The lock looked at is the config's own (`NAME.lock` beside
+//!   `NAME.toml`), and while that does not exist the `tiny-harness.lock`
+//!   its directory's configs used to share; a lock that does not exist
+//!   is looked at like any file, so its creation is a change. After
+//!   `pins update` in another terminal, the host is built with the new
+//!   pins and clients are told the tool list changed.
 //! - A change is acted on once it has held still for one poll (a
 //!   component being written is not loaded half-written).
 //! - A reload that fails anywhere (the config unreadable, a plugin that
@@ -37,10 +43,14 @@ fn look(path: &Path) -> Seen {
     Some((meta.len(), meta.modified().ok()?, meta.ino()))
 }
 
-/// The files a config's host is built from: the config and each plugin's
+/// The files a config's host is built from: the config, its lock (the
+/// shared legacy one too while its own does not exist) and each plugin's
 /// component file.
 fn files_of(config_path: &Path, config: Option<&Config>) -> Vec<PathBuf> {
-    let mut files = vec![config_path.to_owned()];
+    let lock = tiny_harness_core::pin::lock_path(config_path);
+    let legacy = tiny_harness_core::pin::legacy_lock_path(config_path).filter(|_| !lock.exists());
+    let mut files = vec![config_path.to_owned(), lock];
+    files.extend(legacy);
     if let Some(config) = config {
         files.extend(
             config
@@ -54,10 +64,10 @@ fn files_of(config_path: &Path, config: Option<&Config>) -> Vec<PathBuf> {
 }
 
 impl Gateway {
-    /// Watches the config at `config_path` and its plugins' components
-    /// until `shutdown`: on a change, `rebuild` makes a host of the config
-    /// as it is now, which replaces the one served. `config` is the config
-    /// the gateway serves now.
+    /// Watches the config at `config_path`, its lock and its plugins'
+    /// components until `shutdown`: on a change, `rebuild` makes a host of
+    /// the config as it is now, which replaces the one served. `config` is
+    /// the config the gateway serves now.
     pub async fn watch<F, Fut>(
         &self,
         config_path: PathBuf,

@@ -134,8 +134,8 @@ impl HostBuilder {
         self
     }
 
-    /// Pins tools with the lock file at `path` (see `pin::LOCK_FILE`)
-    /// instead of the config's: servers it knows are registered as it pins
+    /// Pins tools with the lock file at `path` instead of the config's
+    /// (`NAME.lock` beside it): servers it knows are registered as it pins
     /// them, others are pinned on first use and written at the end of the
     /// build.
     pub fn lock_file(mut self, path: impl Into<PathBuf>) -> Self {
@@ -158,8 +158,12 @@ impl HostBuilder {
     }
 
     /// Gives every call the host makes to `recorder` as it ends (a
-    /// [`crate::Journal`] is one). Several recorders each get every call,
-    /// in the order they were given.
+    /// [`crate::Journal`] is one): every call whose outcome a model is
+    /// shown, those of a model's reply that [`crate::Host::run_calls`]
+    /// refuses while decoding it (a name nobody was offered, arguments
+    /// that are not JSON) included, with their codes (their arguments are
+    /// `null` and they have no definition). Several recorders each get
+    /// every call, in the order they were given.
     pub fn recorder(mut self, recorder: Arc<dyn CallRecorder>) -> Self {
         self.recorders.push(recorder);
         self

@@ -54,7 +54,7 @@ enum ServerSource {
 impl Host {
     /// The lock this host's pins were taken from when its config had no
     /// lock of its own yet: the `tiny-harness.lock` that every config in
-    /// the directory used to share (see [`super::HostBuilder::config`]).
+    /// the directory used to share (see [`HostBuilder::config`](crate::HostBuilder::config)).
     pub fn lock_taken_from(&self) -> Option<LockMigration> {
         let lock = self.state.lock_state();
         let lock = lock.as_ref()?;

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 #[cfg(feature = "intrinsics")]
 use crate::intrinsic::{Workflow, WorkflowCommand};
-use crate::invoke::CallOutcome;
+use crate::invoke::{CallOutcome, Caller, ToolCall};
 use crate::provider::{DecodedCall, EncodedRequest, Provider, ProviderError};
 
 use super::Host;
@@ -133,6 +133,13 @@ impl Host {
         let mut intrinsics = Vec::new();
         for (index, decoded) in calls.iter().enumerate() {
             if let Some(refused) = decoded.refusal_outcome() {
+                let call = ToolCall {
+                    id: refused.call_id.clone(),
+                    name: refused.tool.clone(),
+                    arguments: Value::Null,
+                };
+                let caller = Caller::new(Some(&decoded.wire_name), None);
+                self.invoker.record_refused(&call, &refused, caller);
                 running.spawn(async move { (index, refused) });
                 continue;
             }

@@ -76,7 +76,7 @@ impl Drop for Inner {
 
 impl PluginEngine {
     /// Builds the engine: async support, epoch interruption, the pooling
-    /// allocator sized for [`MAX_CONCURRENT_INSTANCES`], and a linker that
+    /// allocator sized for 256 instances alive at once, and a linker that
     /// provides WASI preview 2 (and nothing else) to plugins. Every plugin
     /// is compiled when it is loaded.
     pub fn new() -> wasmtime::Result<Self> {
@@ -168,8 +168,8 @@ impl PluginEngine {
 
     /// How many calls were stopped at their deadline while a host call of
     /// theirs blocked, and still have that host call running on one of the
-    /// engine's [`MAX_BLOCKING_THREADS`]. Past [`MAX_STALLED_CALLS`] new calls
-    /// are refused as `unavailable` until some return.
+    /// engine's threads for blocking work (64). Past half that many, new
+    /// calls are refused as `unavailable` until some return.
     pub fn stalled_calls(&self) -> usize {
         self.inner.stalled.count()
     }

@@ -10,7 +10,7 @@ use super::WORLD;
 #[non_exhaustive]
 pub enum LoadError {
     /// The component file cannot be read, or is not a regular file of at
-    /// most [`MAX_COMPONENT_BYTES`](tiny_harness_core::file::MAX_COMPONENT_BYTES).
+    /// most 128 MiB.
     #[error("plugin {plugin}: {source}")]
     Read {
         /// The plugin's name.

@@ -20,8 +20,8 @@ pub struct Limits {
     /// The most bytes one call may return: the text and JSON of all its
     /// parts together, or the message of its error. A larger result
     /// reaches the model as a `too_large` error, so a tool cannot flood the
-    /// model's context. Each part also costs
-    /// [`PART_FRAMING_BYTES`](tiny_harness_core::tool::PART_FRAMING_BYTES) of framing.
+    /// model's context. Each part also costs 128 bytes for the tags that
+    /// frame it in the rendered block.
     pub result_bytes: usize,
     /// The most content parts one result may have. Parts are counted before
     /// any is read; a result of a million empty parts costs the host
@@ -43,7 +43,8 @@ pub struct Limits {
     pub concurrent_calls: usize,
     /// What the plugin may register.
     pub registration: RegistrationLimits,
-    /// What one call may spend on outbound HTTP (see [`crate::http`]).
+    /// What one call may spend on outbound HTTP (`wasi:http`, under the
+    /// plugin's net grants).
     pub http: crate::http::HttpLimits,
 }
 

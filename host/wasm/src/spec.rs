@@ -15,7 +15,7 @@ pub struct PluginSpec {
     /// The name the host config gives it: the first part of its tool names.
     pub name: String,
     /// The `.wasm` component file, or `builtin:NAME` for a plugin the host
-    /// carries (see [`crate::builtin`]).
+    /// carries (`fs`, `shell`, `net`, `mcp`).
     pub wasm: PathBuf,
     /// If set, the component's sha256 (64 hex digits) must match.
     pub sha256: Option<String>,
@@ -35,8 +35,9 @@ pub struct PluginSpec {
     /// system's resolver.
     pub resolver: std::sync::Arc<dyn crate::http::Resolve>,
     /// For tests: what answers the plugin's programs and HTTP requests
-    /// instead of running and sending them (see [`crate::StandIn`]). None
-    /// (the default, and always from a config file): the real thing.
+    /// instead of running and sending them (the `tiny-harness-testing`
+    /// crate scripts one). None (the default, and always from a config
+    /// file): the real thing.
     pub stand_in: Option<std::sync::Arc<dyn crate::StandIn>>,
 }
 

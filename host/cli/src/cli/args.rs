@@ -18,7 +18,8 @@ The host has no tools of its own: every tool comes from a plugin (a WebAssembly 
 component) that the config loads and grants exactly what it may touch. Tools are \
 named <plugin>/<server>.<tool>.",
     after_help = "Exit codes: 0 a result, 1 an error result, 2 a usage or config error, 128+N when \
-stopped by signal N (SIGINT, SIGTERM, SIGHUP; MCP servers are stopped with it).\n\n\
+stopped by signal N (SIGINT, SIGTERM, SIGHUP; MCP servers are stopped with it; `serve` drains \
+on the first SIGINT or SIGTERM and exits 0).\n\n\
 Text from plugins (descriptions, error messages, results) is shown with control and bidi \
 characters escaped (\\x1b, \\r, \\u{202e}, ...), so it cannot move the cursor or forge lines; \
 --json carries it exactly.\n\n\
@@ -163,8 +164,8 @@ pub(super) enum Command {
         /// any port; repeat for more). A request that sends any other Origin is refused.
         #[arg(long, value_name = "ORIGIN", requires = "http")]
         allow_origin: Vec<String>,
-        /// Build the host again when the config or a plugin's .wasm file changes, and tell the
-        /// clients their tool list changed; calls in flight finish on the old version, and a
+        /// Build the host again when the config, its lock or a plugin's .wasm file changes, and
+        /// tell the clients their tool list changed; calls in flight finish on the old version, and a
         /// reload that fails (logged in one line) keeps the old version serving.
         #[arg(long)]
         watch: bool,

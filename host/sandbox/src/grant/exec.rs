@@ -119,9 +119,9 @@ impl ExecGrant {
     /// of that name wins, as a shell would run it. A path with `/` is taken
     /// relative to `base` (the config's directory) unless absolute. Either
     /// way the result must be an executable regular file. Errors are one
-    /// line saying what to fix; [`ResolveError::Invalid`] for a grant no
+    /// line saying what to fix; `ResolveError::Invalid` for a grant no
     /// machine could satisfy (no name, a NUL byte), else
-    /// [`ResolveError::Missing`]: the program is not on this machine.
+    /// `ResolveError::Missing`: the program is not on this machine.
     pub fn resolve(
         written: &str,
         base: &Path,

@@ -27,8 +27,8 @@ pub struct Grants {
     exec: Vec<ExecGrant>,
     unusable: Vec<UnusableProgram>,
     net: Vec<NetGrant>,
-    /// How the kernel confines the programs the host starts for the plugin
-    /// (see [`crate::confine`]). Default: Landlock, fail closed.
+    /// How the kernel confines the programs the host starts for the
+    /// plugin. Default: Landlock, fail closed.
     pub confinement: crate::confine::Mode,
     /// The resource limits of those programs (the config's `limits.program_*`
     /// keys), applied with Landlock; the process count wherever the host
