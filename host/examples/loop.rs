@@ -119,7 +119,7 @@ mod tests {
             );
             let results = serde_json::to_string(&turn.results).unwrap();
             for call in &turn.calls {
-                if call.origin == tiny_harness_provider::IdOrigin::Given {
+                if call.origin == tiny_harness_host::IdOrigin::Given {
                     assert!(
                         results.contains(&call.id),
                         "{provider}: no result for {}",

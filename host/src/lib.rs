@@ -152,6 +152,29 @@
 //! # Ok(()) }
 //! ```
 //!
+//! ## Every type a signature names
+//!
+//! Each type that a public signature of this crate names can be named
+//! from this crate, at one path, so an embedder needs no other crate of
+//! the project (this example is compiled as an outside crate would be):
+//!
+//! ```
+//! #[allow(unused_imports)]
+//! use tiny_harness_host::{
+//!     BadDigest, CallFuture, CompiledSchema, CostError, Declaration, Derived, EditLockError,
+//!     FileError, FileErrorReason, FileKind, GeminiSchema, GroupLimits, HttpResolve,
+//!     HttpResolveError, HttpTransport, IdOrigin, IdentityProvider, Inadmissible, LockError,
+//!     LockProblem, McpOAuth, Missing, OAuthGrant, OciDigest, OciError, OciReference,
+//!     PinnedDefinition, Refusal, RegistrationLimit, ResolveError, SchemaError, SchemaLimits,
+//!     SchemaRewrite, StaticResolver, StdioTransport, SystemResolver, ToolRewrites, ToolsPayload,
+//!     Transport, UnknownProvider, UnusableProgram, Violation, WireRule,
+//! };
+//! #[allow(unused_imports)]
+//! use tiny_harness_host::stand_in::{
+//!     Command, ExecError, HttpRequest, HttpResponse, Output, StandIn, StandInError,
+//! };
+//! ```
+//!
 //! ## The crates below
 //!
 //! This facade is what an embedder depends on. Below it, each a crate of
@@ -248,6 +271,46 @@ pub use tiny_harness_provider::{DecodedCall, EncodedRequest, Provider, ProviderE
 pub use host::IntrinsicOutcome;
 #[cfg(feature = "intrinsics")]
 pub use tiny_harness_intrinsic::{IntrinsicError, SkillLimits, Workflow, WorkflowCommand};
+
+// What the signatures above name, each nameable here too (an embedder
+// depends on this crate alone).
+pub use tiny_harness_core::declaration::{
+    Declaration, Grant as OAuthGrant, Http as HttpTransport, IdentityProvider, OAuth as McpOAuth,
+    Stdio as StdioTransport, Transport,
+};
+pub use tiny_harness_core::file::edit::EditLockError;
+pub use tiny_harness_core::file::{FileError, FileKind, Reason as FileErrorReason};
+pub use tiny_harness_core::pin::{LockError, Problem as LockProblem};
+pub use tiny_harness_core::registry::{Derived, RegistrationLimit};
+pub use tiny_harness_core::schema::{CompiledSchema, CostError, Inadmissible, SchemaError};
+pub use tiny_harness_core::source::{CallFuture, Missing};
+pub use tiny_harness_core::tool::Violation;
+pub use tiny_harness_core::watch::Pin as PinnedDefinition;
+#[cfg(feature = "intrinsics")]
+pub use tiny_harness_intrinsic::{
+    Effect, IntrinsicSource, LoadReport, ResourceContent, ResourceKind, Role, Skills, StepSpec,
+};
+pub use tiny_harness_oci::reference::BadDigest;
+pub use tiny_harness_oci::{Digest as OciDigest, OciError, Reference as OciReference};
+pub use tiny_harness_provider::wire::WireRule;
+pub use tiny_harness_provider::{
+    GeminiSchema, IdOrigin, Refusal, SchemaLimits, SchemaRewrite, ToolRewrites, ToolsPayload,
+    UnknownProvider,
+};
+pub use tiny_harness_sandbox::confine::GroupLimits;
+pub use tiny_harness_sandbox::grant::{ResolveError, UnusableProgram};
+pub use tiny_harness_wasm::http::{
+    Resolve as HttpResolve, ResolveError as HttpResolveError, StaticResolver, SystemResolver,
+};
+
+/// What a test's stand-in for the world outside a plugin implements (the
+/// `tiny-harness-testing` crate's scripted one is one): the programs a
+/// plugin runs and the HTTP requests it makes, answered without running
+/// or sending anything.
+pub mod stand_in {
+    pub use tiny_harness_wasm::bindings::tiny_harness::plugin::exec::{Command, ExecError, Output};
+    pub use tiny_harness_wasm::{HttpRequest, HttpResponse, StandIn, StandInError};
+}
 
 /// The MCP servers a host's plugins declared, as [`Host::mcp_sources`]
 /// shows them (the `mcp` feature).

@@ -162,3 +162,39 @@ async fn a_turns_calls_refused_while_decoding_reach_the_recorder_too() {
         lines(&path)
     );
 }
+
+/// `Host::offer_with` asks for Gemini's OpenAPI subset (`parameters`);
+/// `Host::offer` sends JSON Schema (`parametersJsonSchema`).
+#[tokio::test]
+async fn a_host_offers_gemini_the_subset_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Arc::new(Journal::open(&dir.path().join("calls.jsonl"), false).unwrap());
+    let host = host_with(journal).await;
+    let declarations = |request: &tiny_harness_host::EncodedRequest| {
+        request.tools[0]["functionDeclarations"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let subset = tiny_harness_host::GeminiSchema::Subset(tiny_harness_host::SchemaLimits::DEFAULT);
+    let asked = host.offer_with(tiny_harness_host::Provider::Gemini, subset);
+    let plain = host.offer(tiny_harness_host::Provider::Gemini);
+    // A tool whose schema takes nothing has no `parameters` at all.
+    let asked = declarations(&asked);
+    assert!(
+        asked.iter().any(|d| d.get("parameters").is_some()),
+        "{asked:?}"
+    );
+    for declaration in &asked {
+        assert!(
+            declaration.get("parametersJsonSchema").is_none(),
+            "{declaration}"
+        );
+    }
+    for declaration in declarations(&plain) {
+        assert!(
+            declaration.get("parametersJsonSchema").is_some(),
+            "{declaration}"
+        );
+    }
+}

@@ -22,7 +22,7 @@ use serde_json::Value;
 #[cfg(feature = "intrinsics")]
 use crate::intrinsic::{Workflow, WorkflowCommand};
 use crate::invoke::{CallOutcome, Caller, ToolCall};
-use crate::provider::{DecodedCall, EncodedRequest, Provider, ProviderError};
+use crate::provider::{DecodedCall, EncodedRequest, GeminiSchema, Provider, ProviderError};
 
 use super::Host;
 
@@ -88,6 +88,16 @@ impl Host {
     /// [`Host::run_calls`].
     pub fn offer(&self, provider: Provider) -> EncodedRequest {
         provider.encode_registry(&self.registry())
+    }
+
+    /// [`Host::offer`], with Gemini's schemas sent as `gemini` says (the
+    /// subset of OpenAPI that `parameters` takes, rewritten from each
+    /// input schema, or JSON Schema in `parametersJsonSchema` as
+    /// [`Host::offer`] sends them); the other providers take JSON Schema
+    /// and ignore it.
+    pub fn offer_with(&self, provider: Provider, gemini: GeminiSchema) -> EncodedRequest {
+        let registry = self.registry();
+        provider.encode_tools_with(registry.tools().map(|tool| &**tool), gemini)
     }
 
     /// Runs the tool calls of `response`, the provider's reply to

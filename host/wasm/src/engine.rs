@@ -162,7 +162,7 @@ impl PluginEngine {
     }
 
     /// The linker every plugin is instantiated through.
-    pub fn linker(&self) -> &Linker<CallState> {
+    pub(crate) fn linker(&self) -> &Linker<CallState> {
         &self.inner.linker
     }
 
