@@ -42,6 +42,31 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 
+async def heard_after(client, changed, act, seconds):
+    """Runs ``act`` while listening for the tool list's change, and whether
+    the server told of one within ``seconds``: on the session at
+    2025-11-25, through ``subscriptions/listen`` at 2026-07-28 (only the
+    subscription's own events count; the message handler may see them
+    too, later)."""
+    if client.protocol_version >= "2026":
+        async with client.listen(tools_list_changed=True) as subscription:
+            await act()
+            try:
+                async with asyncio.timeout(seconds):
+                    async for _ in subscription:
+                        return True
+            except TimeoutError:
+                return False
+        return False
+    changed.clear()
+    await act()
+    try:
+        await asyncio.wait_for(changed.wait(), seconds)
+        return True
+    except TimeoutError:
+        return False
+
+
 async def run(request):
     if "command" in request:
         program, *args = request["command"]
@@ -115,28 +140,11 @@ async def run(request):
                 except TimeoutError:
                     answers.append({"cancelled": True})
             elif step[0] == "replace":
-                heard = False
-                if client.protocol_version >= "2026":
-                    # Only the subscription's own events count (the message
-                    # handler may see them too, later).
-                    async with client.listen(tools_list_changed=True) as subscription:
-                        shutil.copyfile(step[1], step[2])
-                        try:
-                            async with asyncio.timeout(step[3]):
-                                async for _ in subscription:
-                                    heard = True
-                                    break
-                        except TimeoutError:
-                            pass
-                else:
-                    changed.clear()
+
+                async def copy():
                     shutil.copyfile(step[1], step[2])
-                    try:
-                        await asyncio.wait_for(changed.wait(), step[3])
-                        heard = True
-                    except TimeoutError:
-                        pass
-                answers.append({"changed": heard})
+
+                answers.append({"changed": await heard_after(client, changed, copy, step[3])})
             elif step[0] == "changed_after":
                 action, seconds = step[1], step[2]
                 done = {}
@@ -158,26 +166,7 @@ async def run(request):
                         done["status"] = ran.returncode
                         done["output"] = (ran.stdout + ran.stderr)[-4000:]
 
-                heard = False
-                if client.protocol_version >= "2026":
-                    # Only the subscription's own events count, as for "replace".
-                    async with client.listen(tools_list_changed=True) as subscription:
-                        await act()
-                        try:
-                            async with asyncio.timeout(seconds):
-                                async for _ in subscription:
-                                    heard = True
-                                    break
-                        except TimeoutError:
-                            pass
-                else:
-                    changed.clear()
-                    await act()
-                    try:
-                        await asyncio.wait_for(changed.wait(), seconds)
-                        heard = True
-                    except TimeoutError:
-                        pass
+                heard = await heard_after(client, changed, act, seconds)
                 answers.append({"changed": heard, **done})
             elif step[0] == "describe":
                 tools = await client.list_tools()
