@@ -29,6 +29,7 @@ mod intrinsics;
 mod load;
 mod lockfile;
 mod repin;
+mod sources;
 mod turn;
 
 pub use builder::HostBuilder;
@@ -137,6 +138,14 @@ pub enum HostError {
     /// No server of that name is registered.
     #[error("no server {0:?} is registered (name it as <plugin>/<server>)")]
     UnknownServer(String),
+    /// A source of the embedder's own could not list its tools.
+    #[error("source {name}: it could not list its tools: {source}")]
+    Listing {
+        /// The name it was added under.
+        name: String,
+        /// Why.
+        source: crate::tool::CallError,
+    },
     /// A server could not be listed again.
     #[cfg(feature = "mcp")]
     #[error("server {server}: {source}")]
@@ -270,7 +279,7 @@ impl Host {
             .loaded()
             .guards
             .iter()
-            .map(|(name, guard)| (name.clone(), guard.plugin().clone()))
+            .filter_map(|(name, guard)| Some((name.clone(), guard.plugin()?.clone())))
             .collect()
     }
 

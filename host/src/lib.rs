@@ -6,9 +6,10 @@
 //! every tool comes from a **plugin**, a WebAssembly component that runs
 //! sandboxed with exactly the grants its config gives it, or from an **MCP
 //! server** a plugin declares, which the host reaches under the same
-//! grants ([`mcp`]). Every definition is **pinned** (in memory, and in a
-//! lock file beside the config): a tool that
-//! changes under the host refuses calls until it is reviewed.
+//! grants ([`mcp`]), or from a **source of the embedder's own**
+//! ([`HostBuilder::source`]), which runs in its process. Every definition
+//! is **pinned** (in memory, and in a lock file beside the config): a tool
+//! that changes under the host refuses calls until it is reviewed.
 //!
 //! The path from a model's call to an effect is short and single:
 //!
@@ -80,6 +81,16 @@
 //! assert_eq!(bad.result.unwrap_err().code(), "invalid_arguments");
 //! # Ok(()) }
 //! ```
+//!
+//! ## Tools of your own
+//!
+//! A harness's own tools run in its process as a [`ToolSource`]: it lists
+//! its tools and runs one when asked, each as an `async` block wrapped in
+//! [`boxed`]. Added under a name with [`HostBuilder::source`] (or
+//! [`Host::add_source`] on a running host), they are validated, rendered,
+//! recorded, offered and pinned like a plugin's tools, and held to the
+//! lock the same way (see [`Host::add_source`] for an example;
+//! `examples/own_tools.rs` runs one).
 //!
 //! ## Two hosts sharing one engine, with different grants
 //!
@@ -161,13 +172,13 @@
 //! ```
 //! #[allow(unused_imports)]
 //! use tiny_harness_host::{
-//!     BadDigest, CallFuture, CompiledSchema, CostError, Declaration, Derived, EditLockError,
-//!     FileError, FileErrorReason, FileKind, GeminiSchema, GroupLimits, HttpResolve,
-//!     HttpResolveError, HttpTransport, IdOrigin, IdentityProvider, Inadmissible, LockError,
-//!     LockProblem, McpOAuth, Missing, OAuthGrant, OciDigest, OciError, OciReference,
-//!     PinnedDefinition, Refusal, RegistrationLimit, ResolveError, SchemaError, SchemaLimits,
-//!     SchemaRewrite, StaticResolver, StdioTransport, SystemResolver, ToolRewrites, ToolsPayload,
-//!     Transport, UnknownProvider, UnusableProgram, Violation, WireRule,
+//!     BadDigest, BoxFuture, CallFuture, CompiledSchema, CostError, Declaration, Derived,
+//!     EditLockError, FileError, FileErrorReason, FileKind, GeminiSchema, GroupLimits,
+//!     HttpResolve, HttpResolveError, HttpTransport, IdOrigin, IdentityProvider, Inadmissible,
+//!     ListFuture, LockError, LockProblem, McpOAuth, Missing, OAuthGrant, OciDigest, OciError,
+//!     OciReference, PinnedDefinition, Refusal, RegistrationLimit, ResolveError, SchemaError,
+//!     SchemaLimits, SchemaRewrite, StaticResolver, StdioTransport, SystemResolver, ToolRewrites,
+//!     ToolsPayload, Transport, UnknownProvider, UnusableProgram, Violation, WireRule,
 //! };
 //! #[allow(unused_imports)]
 //! use tiny_harness_host::stand_in::{
@@ -255,7 +266,9 @@ pub use tiny_harness_core::registry::{
     LiveRegistry, RegisteredTool, RegistrationLimits, Registry, RegistryError, ToolName,
 };
 pub use tiny_harness_core::schema::SchemaHash;
-pub use tiny_harness_core::source::{CallLimits, PendingTool, ToolSource};
+pub use tiny_harness_core::source::{
+    BoxFuture, CallLimits, ListFuture, PendingTool, ToolSource, boxed,
+};
 pub use tiny_harness_core::tool::{
     Annotations, CallError, ContentPart, ToolDefinition, ToolResult,
 };

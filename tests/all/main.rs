@@ -35,6 +35,7 @@ mod render;
 mod rug_pull;
 mod sandbox;
 mod shell;
+mod sources;
 mod testing;
 mod textstats;
 mod validation;

@@ -458,6 +458,9 @@ mod tests {
         fn call_limits(&self) -> crate::source::CallLimits {
             crate::source::CallLimits::new(std::time::Duration::from_secs(1), 1024)
         }
+        fn list_tools(&self) -> crate::source::ListFuture<'_> {
+            Box::pin(async { Ok(Vec::new()) })
+        }
         fn call<'a>(
             &'a self,
             _: &'a str,

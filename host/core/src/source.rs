@@ -16,12 +16,22 @@ use std::time::{Duration, Instant};
 use crate::tool::{CallError, ToolDefinition, ToolResult};
 
 /// A tool a source offers for registration.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PendingTool {
     /// The server part of its name.
     pub server: String,
     /// The definition, as the source gave it.
     pub definition: ToolDefinition,
+}
+
+impl PendingTool {
+    /// `definition`, offered as a tool of server `server`.
+    pub fn new(server: impl Into<String>, definition: ToolDefinition) -> Self {
+        PendingTool {
+            server: server.into(),
+            definition,
+        }
+    }
 }
 
 /// What the invoker needs to know of a source before it calls it.
@@ -35,6 +45,13 @@ pub struct CallLimits {
 }
 
 impl CallLimits {
+    /// The limits of a source that does not choose its own: 30 s and 1 MiB
+    /// of arguments.
+    pub const IN_PROCESS: CallLimits = CallLimits {
+        timeout: Duration::from_secs(30),
+        arguments_bytes: 1 << 20,
+    };
+
     /// Limits of `timeout` and `arguments_bytes`.
     pub fn new(timeout: Duration, arguments_bytes: usize) -> Self {
         CallLimits {
@@ -44,8 +61,30 @@ impl CallLimits {
     }
 }
 
+/// A boxed future that can be sent between threads: what the methods of
+/// [`ToolSource`] return. Make one from an `async` block with [`boxed`].
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
 /// The future a [`ToolSource`] call returns.
-pub type CallFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolResult, CallError>> + Send + 'a>>;
+pub type CallFuture<'a> = BoxFuture<'a, Result<ToolResult, CallError>>;
+
+/// The future [`ToolSource::list_tools`] returns: every tool the source
+/// offers now, or why it cannot say.
+pub type ListFuture<'a> = BoxFuture<'a, Result<Vec<PendingTool>, CallError>>;
+
+/// `future` (an `async` block, say) as the boxed future a [`ToolSource`]
+/// method returns, so that an implementation reads as an `async fn`:
+///
+/// ```
+/// # use tiny_harness_core::source::{boxed, CallFuture};
+/// # use tiny_harness_core::tool::ToolResult;
+/// fn call<'a>(greeting: &'a str) -> CallFuture<'a> {
+///     boxed(async move { Ok(ToolResult::text(format!("{greeting}, world"))) })
+/// }
+/// ```
+pub fn boxed<'a, T>(future: impl Future<Output = T> + Send + 'a) -> BoxFuture<'a, T> {
+    Box::pin(future)
+}
 
 /// Why a tool a source has no registered entry for is not simply unknown
 /// (see [`ToolSource::missing`]).
@@ -61,20 +100,40 @@ pub enum Missing {
     LoginRequired(String),
 }
 
-/// A source of tools: it lists the definitions a registry registers, and
-/// runs one of them, by server and tool name, when the invoker asks.
+/// A source of tools: it lists the definitions a registry registers
+/// ([`ToolSource::list_tools`]), and runs one of them, by server and tool
+/// name, when the invoker asks ([`ToolSource::call`]).
 ///
 /// Implementations must contain every failure of their own in the
 /// [`CallError`] they return (a crash, a timeout, a broken transport) and
 /// must stop by `deadline`; the invoker has already validated the
 /// arguments against the tool's input schema and checks the result
 /// against its output schema afterwards.
+///
+/// Plugins, the MCP servers they declare and the intrinsics are sources;
+/// so is a tool set of an embedder's own, registered under a name with
+/// `HostBuilder::source` and pinned like any other. Write the methods
+/// that return futures with [`boxed`] around an `async` block.
 pub trait ToolSource: Send + Sync + fmt::Debug {
-    /// What kind of source this is (`plugin`, `mcp`, ...), for people.
-    fn kind(&self) -> &'static str;
+    /// What kind of source this is (`plugin`, `mcp`, ...), for people:
+    /// `in-process` unless it says otherwise.
+    fn kind(&self) -> &'static str {
+        "in-process"
+    }
 
-    /// The limits calls to this source run under.
-    fn call_limits(&self) -> CallLimits;
+    /// The limits calls to this source run under:
+    /// [`CallLimits::IN_PROCESS`] unless it says otherwise.
+    fn call_limits(&self) -> CallLimits {
+        CallLimits::IN_PROCESS
+    }
+
+    /// Every tool the source offers now, each with the server it belongs
+    /// to. A host registers and pins what this lists when it adds the
+    /// source, and lists again to show drift (`Host::drift`) and to pin
+    /// again (`Host::reregister`); a tool whose definition then differs
+    /// from its pin is refused (`schema_changed`) until it is pinned
+    /// again.
+    fn list_tools(&self) -> ListFuture<'_>;
 
     /// Runs the tool `tool` of server `server` with `arguments` (already
     /// valid for its input schema), stopping at `deadline`.

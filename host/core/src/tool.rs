@@ -47,6 +47,26 @@ pub struct ToolDefinition {
     pub annotations: Annotations,
 }
 
+impl ToolDefinition {
+    /// A tool named `name` that does what `description` says and takes
+    /// arguments `input_schema` admits, with no title, no output schema
+    /// and the cautious annotations (set the fields to say more).
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: serde_json::Value,
+    ) -> Self {
+        ToolDefinition {
+            name: name.into(),
+            title: None,
+            description: description.into(),
+            input_schema,
+            output_schema: None,
+            annotations: Annotations::default(),
+        }
+    }
+}
+
 /// One part of a tool's result. Untrusted: it reaches a model only inside
 /// an untrusted block, as [`CallOutcome::render`](crate::invoke::CallOutcome::render)
 /// writes it.
@@ -201,6 +221,25 @@ pub struct ToolResult {
     /// True when the content describes a failure (the tool ran, but the
     /// operation did not succeed).
     pub is_error: bool,
+}
+
+impl ToolResult {
+    /// A result of one text part.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolResult {
+            content: vec![ContentPart::text(text)],
+            is_error: false,
+        }
+    }
+
+    /// A failure the tool reports (it ran, but the operation did not
+    /// succeed), described by `text`.
+    pub fn error(text: impl Into<String>) -> Self {
+        ToolResult {
+            content: vec![ContentPart::text(text)],
+            is_error: true,
+        }
+    }
 }
 
 /// One way the arguments of a call fail their schema.

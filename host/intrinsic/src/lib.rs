@@ -50,7 +50,8 @@ pub use source::{Effect, IntrinsicSource, apply_error, bind};
 pub use workflow::Workflow;
 
 /// The label the intrinsics' source is registered under (see
-/// [`tiny_harness_core::registry::Registry::register_bare`]); no tool name holds it.
+/// [`Registry::register_bare`](tiny_harness_core::registry::Registry::register_bare));
+/// no tool name holds it.
 pub const SOURCE_LABEL: &str = "intrinsic";
 
 /// True when `name` is one of the twelve.

@@ -26,7 +26,7 @@ use super::error::IntrinsicError;
 use super::schemas::SPECS;
 use super::skills::Skills;
 use super::workflow::Workflow;
-use tiny_harness_core::source::{CallFuture, CallLimits, PendingTool, ToolSource};
+use tiny_harness_core::source::{CallFuture, CallLimits, ListFuture, PendingTool, ToolSource};
 use tiny_harness_core::tool::{CallError, ContentPart, ToolResult};
 
 /// The longest an intrinsic call may take. They touch memory and a few
@@ -60,7 +60,7 @@ impl IntrinsicSource {
     }
 
     /// The twelve definitions, to register with
-    /// [`tiny_harness_core::registry::Registry::register_bare`].
+    /// [`Registry::register_bare`](tiny_harness_core::registry::Registry::register_bare).
     pub fn pending() -> Vec<PendingTool> {
         SPECS
             .iter()
@@ -254,6 +254,10 @@ impl ToolSource for IntrinsicSource {
 
     fn call_limits(&self) -> CallLimits {
         CallLimits::new(INTRINSIC_TIMEOUT, INTRINSIC_ARGUMENTS_BYTES)
+    }
+
+    fn list_tools(&self) -> ListFuture<'_> {
+        Box::pin(std::future::ready(Ok(IntrinsicSource::pending())))
     }
 
     fn call<'a>(

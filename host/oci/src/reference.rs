@@ -121,8 +121,8 @@ impl Reference {
         split_port(&self.registry).0
     }
 
-    /// Whether the host is a loopback one by the core's rule
-    /// ([`tiny_harness_core::net::is_loopback_host`]): `localhost`, an
+    /// Whether the host is a loopback one by the rule the whole host keeps
+    /// for loopback names: `localhost`, an
     /// address in 127.0.0.0/8 in any spelling a URL accepts, `[::1]` or
     /// `[::ffff:127.x.y.z]`. Only such a registry may be reached over plain
     /// HTTP.

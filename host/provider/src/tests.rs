@@ -35,6 +35,9 @@ impl ToolSource for Inert {
     fn call_limits(&self) -> CallLimits {
         CallLimits::new(Duration::from_secs(1), 1 << 20)
     }
+    fn list_tools(&self) -> tiny_harness_core::source::ListFuture<'_> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
     fn call<'a>(
         &'a self,
         _server: &'a str,

@@ -182,7 +182,10 @@ impl WireRule {
 /// call.
 ///
 /// ```
-/// use tiny_harness_provider::wire::{WireCodec, WireRule};
+/// # mod tiny_harness_host {
+/// #     pub use tiny_harness_provider::wire::{WireCodec, WireRule};
+/// # }
+/// use tiny_harness_host::{WireCodec, WireRule};
 /// let offered = ["fs/workspace.read_file", "create_plan"];
 /// let codec = WireCodec::new(WireRule::openai(), offered);
 /// assert_eq!(codec.encode("fs/workspace.read_file"), Some("fs__workspace__read_file"));

@@ -18,6 +18,7 @@ use crate::intrinsic::{SkillLimits, Skills};
 use crate::invoke::{CallRecorder, Invoker};
 use crate::plugin::{CompileCache, LoadError, PluginEngine, PluginSpec};
 use crate::registry::{LiveRegistry, Registry, RegistryError};
+use crate::source::ToolSource;
 
 use super::lockfile::LockState;
 use super::{Host, HostError, HostState, Loaded};
@@ -48,6 +49,7 @@ pub struct HostBuilder {
     engine: Engine,
     config: Option<Config>,
     plugins: Vec<PluginSpec>,
+    sources: Vec<(String, Arc<dyn ToolSource>)>,
     lock: LockChoice,
     locked: bool,
     recorders: Vec<Arc<dyn CallRecorder>>,
@@ -90,6 +92,7 @@ impl HostBuilder {
             engine: Engine::New(CompileCache::user()),
             config: None,
             plugins: Vec::new(),
+            sources: Vec::new(),
             lock: LockChoice::Config,
             locked: false,
             recorders: Vec::new(),
@@ -131,6 +134,15 @@ impl HostBuilder {
     /// One more plugin, loaded after the config's.
     pub fn plugin(mut self, spec: PluginSpec) -> Self {
         self.plugins.push(spec);
+        self
+    }
+
+    /// One more source of tools, of the embedder's own, added under `name`
+    /// after the plugins: its tools are registered as
+    /// `<name>/<server>.<tool>` and pinned like a plugin's (see
+    /// [`Host::add_source`] for how, and for an example).
+    pub fn source(mut self, name: impl Into<String>, source: Arc<dyn ToolSource>) -> Self {
+        self.sources.push((name.into(), source));
         self
     }
 
@@ -194,7 +206,8 @@ impl HostBuilder {
     }
 
     /// Builds the host: the engine, the lock, every plugin (the config's in
-    /// name order, then those given), the intrinsics; then keeps in a lock
+    /// name order, then those given), the sources given, the intrinsics;
+    /// then keeps in a lock
     /// taken from a shared one only the plugins loaded, and writes the
     /// lock if anything was pinned (never when `locked`). The first failure
     /// ends the build, and nothing is written.
@@ -205,11 +218,16 @@ impl HostBuilder {
             .map(|c| c.plugins.clone())
             .unwrap_or_default();
         plugins.append(&mut self.plugins);
-        for (index, spec) in plugins.iter().enumerate() {
-            if plugins[..index].iter().any(|s| s.name == spec.name) {
+        let names: Vec<&str> = plugins
+            .iter()
+            .map(|spec| spec.name.as_str())
+            .chain(self.sources.iter().map(|(name, _)| name.as_str()))
+            .collect();
+        for (index, name) in names.iter().enumerate() {
+            if names[..index].contains(name) {
                 return Err(HostError::Registry {
-                    plugin: spec.name.clone(),
-                    source: RegistryError::DuplicatePlugin(spec.name.clone()),
+                    plugin: (*name).to_owned(),
+                    source: RegistryError::DuplicatePlugin((*name).to_owned()),
                 });
             }
         }
@@ -267,6 +285,9 @@ impl HostBuilder {
         };
         for spec in plugins {
             host.load(spec).await?;
+        }
+        for (name, source) in self.sources {
+            host.add(&name, source).await?;
         }
         #[cfg(feature = "intrinsics")]
         if let Some(intrinsics) = intrinsics {

@@ -21,7 +21,7 @@ use crate::source::{CallLimits, ToolSource};
 use crate::tool::ToolDefinition;
 use tiny_harness_core::declaration::Declaration;
 
-use super::guard::Guarded;
+use super::guard::{Guarded, ServerTools};
 use super::{Host, HostError};
 
 /// How an MCP server got its tools at load.
@@ -118,7 +118,7 @@ impl Host {
         }
         let grants = plugin.grants().clone();
         let (servers, pending) = self.own_servers(&name, &declarations, tools)?;
-        let guard = Arc::new(Guarded::new(Arc::new(plugin), servers));
+        let guard = Arc::new(Guarded::plugin_of(Arc::new(plugin), servers));
         #[cfg(feature = "mcp")]
         let started = self
             .start_servers(&name, declarations, &grants, limits)
@@ -155,19 +155,12 @@ impl Host {
     /// (pinned from the lock where it has them), and the tools to register.
     /// A server the lock has and the plugin no longer offers stays,
     /// refused, so that its removal is seen.
-    #[allow(clippy::type_complexity)]
-    fn own_servers(
+    pub(super) fn own_servers(
         &self,
         name: &str,
         declarations: &[Declaration],
         tools: Vec<PendingTool>,
-    ) -> Result<
-        (
-            Vec<(String, Vec<ToolDefinition>, Vec<ToolDefinition>)>,
-            Vec<PendingTool>,
-        ),
-        HostError,
-    > {
+    ) -> Result<(Vec<ServerTools>, Vec<PendingTool>), HostError> {
         let mut current: BTreeMap<String, Vec<ToolDefinition>> = BTreeMap::new();
         for tool in tools {
             current

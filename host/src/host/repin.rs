@@ -44,8 +44,21 @@ pub struct CodeDrift {
     pub differences: Vec<String>,
 }
 
+/// Asks a source of the embedder's own for its tools again (a plugin's do
+/// not change while it is loaded).
+async fn relisted(guard: &Guarded, key: &str) -> Result<(), HostError> {
+    if guard.plugin().is_some() {
+        return Ok(());
+    }
+    guard.relist().await.map_err(|source| HostError::Listing {
+        name: key.split('/').next().unwrap_or(key).to_owned(),
+        source,
+    })
+}
+
 /// What runs a server's tools.
 enum ServerSource {
+    /// A plugin, or a source of the embedder's own.
     Plugin(Arc<Guarded>),
     #[cfg(feature = "mcp")]
     Mcp(Arc<McpSource>),
@@ -146,7 +159,8 @@ impl Host {
     /// How each server's tools differ from their pins, for every server
     /// `filter` accepts (`<plugin>/<server>` or `<plugin>`; `None` for all).
     /// MCP servers are listed again first (which starts those not yet
-    /// started).
+    /// started), and so are the sources of the embedder's own
+    /// ([`Host::add_source`]).
     pub async fn drift(&self, filter: Option<&str>) -> Result<Vec<(String, Drift)>, HostError> {
         self.drift_except(filter, &[]).await
     }
@@ -173,10 +187,13 @@ impl Host {
                         source: Box::new(source),
                     })?
                 }
-                ServerSource::Plugin(guard) => guard
-                    .watch(&server)
-                    .and_then(|w| w.read().ok().map(|w| w.drift()))
-                    .unwrap_or_default(),
+                ServerSource::Plugin(guard) => {
+                    relisted(&guard, &key).await?;
+                    guard
+                        .watch(&server)
+                        .and_then(|w| w.read().ok().map(|w| w.drift()))
+                        .unwrap_or_default()
+                }
             };
             out.push((key, drift));
         }
@@ -209,10 +226,13 @@ impl Host {
                     })?;
                     mcp.listed().unwrap_or_default()
                 }
-                ServerSource::Plugin(guard) => guard
-                    .watch(&server)
-                    .and_then(|w| w.read().ok().and_then(|w| w.listed().map(<[_]>::to_vec)))
-                    .unwrap_or_default(),
+                ServerSource::Plugin(guard) => {
+                    relisted(guard, &key).await?;
+                    guard
+                        .watch(&server)
+                        .and_then(|w| w.read().ok().and_then(|w| w.listed().map(<[_]>::to_vec)))
+                        .unwrap_or_default()
+                }
             };
             let limits = self
                 .state

@@ -70,7 +70,7 @@ pub use worlds::RELEASED as RELEASED_WORLDS;
 
 use tiny_harness_core::declaration::Declaration;
 use tiny_harness_core::display;
-use tiny_harness_core::source::{CallFuture, CallLimits, PendingTool, ToolSource};
+use tiny_harness_core::source::{CallFuture, CallLimits, ListFuture, PendingTool, ToolSource};
 use tiny_harness_core::tool::{CallError, ResultBudget, ToolResult};
 
 /// The WIT world a plugin must export, as reported in errors.
@@ -91,6 +91,8 @@ pub struct Plugin {
     sha256: String,
     origin: CompileOrigin,
     mcp_sources: Vec<Declaration>,
+    /// Its own tools, as it registered them.
+    tools: Vec<PendingTool>,
     exec: std::sync::Arc<exec::ExecContext>,
     http: std::sync::Arc<crate::http::HttpPolicy>,
     /// Turns to run (`limits.concurrent_calls`), and how many calls wait.
@@ -202,6 +204,7 @@ impl Plugin {
             sha256: actual,
             origin,
             mcp_sources: Vec::new(),
+            tools: Vec::new(),
             exec: exec_context,
             http: http_policy,
             turns: tokio::sync::Semaphore::new(spec.limits.concurrent_calls.max(1)),
@@ -210,6 +213,7 @@ impl Plugin {
         let (tools, mcp_sources) = plugin.run_register().await?;
         let plugin = Plugin {
             mcp_sources,
+            tools: tools.clone(),
             ..plugin
         };
         Ok((plugin, tools))
@@ -570,5 +574,12 @@ impl ToolSource for Plugin {
         deadline: Instant,
     ) -> CallFuture<'a> {
         Box::pin(self.call_until(server, tool, arguments, deadline))
+    }
+
+    /// Its own tools, as it registered them when it was loaded (a
+    /// component does not change while it is loaded).
+    fn list_tools(&self) -> ListFuture<'_> {
+        let tools = self.tools.clone();
+        Box::pin(std::future::ready(Ok(tools)))
     }
 }

@@ -12,7 +12,9 @@ use super::super::call::{self, Answer};
 use super::super::connect::{self, close};
 use super::super::convert;
 use super::{MAX_ATTEMPTS, McpSource, State};
-use tiny_harness_core::source::{CallFuture, CallLimits, Missing, ToolSource};
+use tiny_harness_core::source::{
+    CallFuture, CallLimits, ListFuture, Missing, PendingTool, ToolSource,
+};
 use tiny_harness_core::tool::{CallError, ResultBudget, ToolResult};
 
 impl McpSource {
@@ -212,6 +214,22 @@ impl ToolSource for McpSource {
                     other => return other,
                 }
             }
+        })
+    }
+
+    /// Lists the server's tools again (starting it if it has not started),
+    /// as they are now: not as pinned.
+    fn list_tools(&self) -> ListFuture<'_> {
+        Box::pin(async move {
+            let listing = self
+                .list()
+                .await
+                .map_err(|why| CallError::Unavailable(why.to_string()))?;
+            Ok(listing
+                .tools
+                .into_iter()
+                .map(|definition| PendingTool::new(self.server.clone(), definition))
+                .collect())
         })
     }
 
