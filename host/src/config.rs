@@ -10,6 +10,9 @@
 //! sha256 = "…"                       # pin: a different component is refused
 //!                                    #   (optional for a file, required for oci://)
 //! confinement = "landlock"           # programs it starts: "landlock" (default) or "none"
+//! dev = true                         # under development: its tools are pinned again
+//!                                    #   as they are at every load, each change told;
+//!                                    #   refused under --locked (default false)
 //!
 //! [plugins.fs.limits]                # every key optional; see docs/security.md
 //! memory_mib = 64                    # all linear memories together; default 64
@@ -38,7 +41,8 @@
 //! env = ["HOME"]                     # env vars passed through by name (also to
 //!                                    #   the programs and MCP servers it declares)
 //! dirs = [{ host = ".", guest = "/workspace", mode = "read-only" }]
-//! exec = [{ program = "node" }]      # programs the host may start for it: a bare
+//! exec = ["node"]                    # programs the host may start for it (short
+//!                                    #   for [{ program = "node" }]): a bare
 //!                                    #   name is looked up on PATH at load, a path
 //!                                    #   is relative to this file; `read` adds
 //!                                    #   paths it may read when confined:
@@ -137,7 +141,10 @@ pub struct ConfigError {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a config: [plugins.NAME] tables, [skills], [serve]"
+)]
 struct RawConfig {
     #[serde(default)]
     plugins: BTreeMap<Spanned<String>, RawPlugin>,
@@ -146,7 +153,10 @@ struct RawConfig {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table such as { root = \"skills\" }"
+)]
 #[cfg_attr(not(feature = "intrinsics"), allow(dead_code))]
 struct RawSkills {
     root: Spanned<String>,
@@ -156,11 +166,16 @@ struct RawSkills {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a plugin's table, with path = \"builtin:fs\" or the path of a .wasm file"
+)]
 struct RawPlugin {
     path: Spanned<String>,
     sha256: Option<Spanned<String>>,
     confinement: Option<Spanned<String>>,
+    #[serde(default)]
+    dev: bool,
     #[serde(default)]
     limits: RawLimits,
     #[serde(default)]
@@ -406,6 +421,7 @@ impl Checker<'_> {
         spec.grants = grants;
         spec.limits = limits;
         spec.config = config;
+        spec.dev = raw.dev;
         Ok((spec, oci))
     }
 }

@@ -53,6 +53,7 @@ use crate::invoke::{CallOutcome, Caller, Invoker, ToolCall};
 use crate::mcp_runtime::McpSource;
 use crate::plugin::{LoadError, Plugin, PluginEngine};
 use crate::registry::{LiveRegistry, RegistrationLimits, Registry, RegistryError};
+use crate::watch::Drift;
 
 /// Why a host could not be built, or a plugin added to it.
 #[derive(Debug, thiserror::Error)]
@@ -167,6 +168,8 @@ struct HostState {
     /// Serialises plugin loads, so that two of one name cannot both pass
     /// the check for a name already taken.
     loading: tokio::sync::Mutex<()>,
+    /// What loading plugins marked `dev` pinned again, by server.
+    repinned: Mutex<Vec<(String, Drift)>>,
     /// Where `mcp install` put the servers of this config.
     #[cfg(feature = "mcp")]
     store: Option<crate::mcp_runtime::store::Store>,
@@ -214,6 +217,30 @@ impl HostState {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// How many servers loading has told as pinned again so far.
+    fn repinned_len(&self) -> usize {
+        self.repinned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Tells that loading pinned `server` again, as `drift` says.
+    fn tell_repinned(&self, server: String, drift: Drift) {
+        self.repinned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((server, drift));
+    }
+
+    /// Forgets what a load that failed told, keeping the first `kept`.
+    fn forget_repinned(&self, kept: usize) {
+        self.repinned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .truncate(kept);
     }
 
     /// Writes the lock file if pins were added (trust on first use). Never
@@ -281,6 +308,18 @@ impl Host {
             .iter()
             .filter_map(|(name, guard)| Some((name.clone(), guard.plugin()?.clone())))
             .collect()
+    }
+
+    /// What loading the plugins marked `dev` ([`PluginSpec::dev`]) pinned
+    /// again: each server whose tools differed from the lock, as
+    /// `<plugin>/<server>`, with how (tools new, changed or gone), in load
+    /// order. Empty when no plugin is marked `dev`, or none changed.
+    pub fn repinned(&self) -> Vec<(String, Drift)> {
+        self.state
+            .repinned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     #[cfg(feature = "mcp")]

@@ -6,9 +6,10 @@
 //! deadlocks on its lock under `cargo test --release`) and none of the
 //! outer build's flags or wrappers (they are meant for the host target, and
 //! clippy's wrapper breaks a wasm build). When the `wasm32-wasip2` target is
-//! missing it is installed with rustup. Set `TINY_HARNESS_SKIP_PLUGIN_BUILD=1`
-//! to skip all of this (the crate then bundles no plugin: `builtin:NAME`
-//! paths are refused with a message that says so).
+//! missing it is installed with rustup. Without the `bundled` feature none
+//! of this happens (the crate then bundles no plugin: `builtin:NAME` paths
+//! are refused with a message that says so), and neither does it outside a
+//! checkout (a package without `plugins/`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -41,7 +42,6 @@ fn bundle(dir: &Path) {
 
 fn main() -> ExitCode {
     println!("cargo::rustc-check-cfg=cfg(bundled_plugins)");
-    println!("cargo:rerun-if-env-changed=TINY_HARNESS_SKIP_PLUGIN_BUILD");
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
     // This crate sits at host/wasm: the checkout's root is two levels up.
     let Some(root) = manifest_dir
@@ -57,8 +57,7 @@ fn main() -> ExitCode {
         "cargo:rustc-env=TINY_HARNESS_PLUGIN_DIR={}",
         out_dir.join(TARGET).join("release").display()
     );
-    if std::env::var_os("TINY_HARNESS_SKIP_PLUGIN_BUILD").is_some_and(|v| v != "0")
-        || !plugins.join("Cargo.toml").is_file()
+    if std::env::var_os("CARGO_FEATURE_BUNDLED").is_none() || !plugins.join("Cargo.toml").is_file()
     {
         return ExitCode::SUCCESS;
     }
@@ -116,13 +115,15 @@ fn ensure_target() -> Result<(), String> {
         .map_err(|e| {
             format!(
                 "the {TARGET} target is not installed and rustup cannot be run ({e}): \
-                 install the {TARGET} standard library for this toolchain, or set \
-                 TINY_HARNESS_SKIP_PLUGIN_BUILD=1 to build without the plugins"
+                 install the {TARGET} standard library for this toolchain, or build \
+                 without the bundled plugins (tiny-harness-host with default-features = false \
+                 and the features you need, leaving out `bundled`)"
             )
         })?;
     if !status.success() {
         return Err(format!(
-            "`rustup target add {TARGET}` failed ({status}); run it by hand and build again"
+            "`rustup target add {TARGET}` failed ({status}); run it by hand and build again, \
+             or build without the `bundled` feature"
         ));
     }
     Ok(())

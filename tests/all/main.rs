@@ -12,6 +12,7 @@ mod common;
 mod builder;
 mod cache;
 mod crates;
+mod dev;
 mod fs_tools;
 mod grants;
 mod hardening;

@@ -151,7 +151,7 @@ pub enum ServeError {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a [serve] table")]
 struct RawServe {
     #[serde(default)]
     clients: BTreeMap<String, RawClient>,
@@ -165,7 +165,10 @@ struct RawServe {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with issuer, audience and jwks"
+)]
 struct RawOAuth {
     issuer: String,
     audience: String,
@@ -176,7 +179,10 @@ struct RawOAuth {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a client's table, such as { tools = [\"fs/*\"] }"
+)]
 struct RawClient {
     tools: Option<Vec<String>>,
     #[serde(default)]
@@ -184,7 +190,10 @@ struct RawClient {
 }
 
 #[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table of limits such as { request_kib = 1024 }"
+)]
 struct RawLimits {
     request_kib: Option<u64>,
     concurrent_requests: Option<u64>,

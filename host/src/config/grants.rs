@@ -20,20 +20,74 @@ use crate::plugin::{DirGrant, DirMode, Grants};
 use super::{Checker, ConfigError};
 
 #[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table of grants: dirs, env, exec and net"
+)]
 pub(super) struct RawGrants {
     #[serde(default)]
     pub(super) dirs: Vec<RawDir>,
     #[serde(default)]
     pub(super) env: Vec<Spanned<String>>,
     #[serde(default)]
-    pub(super) exec: Vec<RawExec>,
+    pub(super) exec: Vec<Spanned<ExecEntry>>,
     #[serde(default)]
     pub(super) net: Vec<Spanned<String>>,
 }
 
+/// One `exec` entry as written: a program's name or path alone (`"wc"`),
+/// or a table (`{ program = "wc", args = [...] }`).
+pub(super) enum ExecEntry {
+    Program(String),
+    Table(RawExec),
+}
+
+impl<'de> Deserialize<'de> for ExecEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entry;
+        impl<'de> serde::de::Visitor<'de> for Entry {
+            type Value = ExecEntry;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a program (\"wc\") or a table such as { program = \"wc\", args = [\"-l\"] }",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, program: &str) -> Result<ExecEntry, E> {
+                Ok(ExecEntry::Program(program.to_owned()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<ExecEntry, A::Error> {
+                RawExec::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(ExecEntry::Table)
+            }
+        }
+        deserializer.deserialize_any(Entry)
+    }
+}
+
+/// An `exec` entry as a table: the short form is a table with only
+/// `program`, spanning the whole entry.
+pub(super) fn exec_of(entry: Spanned<ExecEntry>) -> RawExec {
+    let span = entry.span();
+    match entry.into_inner() {
+        ExecEntry::Table(table) => table,
+        ExecEntry::Program(program) => RawExec {
+            program: Spanned::new(span, program),
+            read: Vec::new(),
+            args: None,
+            env: None,
+            sockets: Vec::new(),
+        },
+    }
+}
+
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table such as { program = \"wc\", args = [\"-l\"] }"
+)]
 pub(super) struct RawExec {
     pub(super) program: Spanned<String>,
     #[serde(default)]
@@ -47,7 +101,10 @@ pub(super) struct RawExec {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table such as { host = \".\", guest = \"/workspace\", mode = \"read-only\" }"
+)]
 pub(super) struct RawDir {
     pub(super) host: Spanned<String>,
     pub(super) guest: Spanned<String>,
@@ -56,7 +113,10 @@ pub(super) struct RawDir {
 }
 
 #[derive(Deserialize, Default, Clone, Copy)]
-#[serde(rename_all = "kebab-case")]
+#[serde(
+    rename_all = "kebab-case",
+    expecting = "\"read-only\" or \"read-write\""
+)]
 pub(super) enum RawMode {
     #[default]
     ReadOnly,
@@ -82,8 +142,8 @@ impl Checker<'_> {
                 .map_err(|e| self.at(name, format!("{key}.env: {e}")))?;
         }
         let path = std::env::var_os("PATH");
-        for exec in &raw.exec {
-            self.exec(&mut grants, base, key, exec, path.as_deref())?;
+        for exec in raw.exec {
+            self.exec(&mut grants, base, key, &exec_of(exec), path.as_deref())?;
         }
         for net in &raw.net {
             NetGrant::parse(net.get_ref())

@@ -11,7 +11,10 @@ use super::{Checker, ConfigError};
 use crate::plugin::Limits;
 
 #[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table of limits such as { timeout_ms = 5000 }"
+)]
 pub(super) struct RawLimits {
     pub(super) memory_mib: Option<Spanned<u64>>,
     pub(super) timeout_ms: Option<Spanned<u64>>,

@@ -198,7 +198,7 @@ fn exec_and_net_grants_are_read() {
 [plugins.mcp]
 path = "mcp.wasm"
 [plugins.mcp.grants]
-exec = [{ program = "sh" }, { program = "bin/tool" }]
+exec = ["sh", { program = "bin/tool" }]
 net = ["http://127.0.0.1:*", "https://*.example.com"]
 env = ["EVERYTHING_TOKEN"]
 "#,
@@ -274,11 +274,30 @@ fn exec_errors_name_the_line_and_the_key() {
         "{err}"
     );
     assert!(!err.contains('\n'), "{err}");
-    let err = grants("exec = [\"sh\"]");
+    // Neither a number nor an array is a program; the message shows both
+    // forms, and no type of the host's.
+    let err = grants("exec = [3]");
     assert!(
         err.contains(":4:") && err.contains("plugins.mcp.grants.exec"),
         "{err}"
     );
+    assert!(
+        err.contains(
+            r#"expected a program ("wc") or a table such as { program = "wc", args = ["-l"] }"#
+        ),
+        "{err}"
+    );
+    for wrong in [
+        "exec = [[\"sh\"]]",
+        "dirs = [\".\"]",
+        "dirs = [{ host = \".\", guest = \"/w\", mode = 1 }]",
+    ] {
+        let err = grants(wrong);
+        assert!(
+            !err.contains("Raw") && err.contains("plugins.mcp.grants."),
+            "{wrong}: {err}"
+        );
+    }
 
     // Patterns compile with a size limit: a pattern that would take
     // megabytes of automaton is refused at load.

@@ -264,6 +264,7 @@ impl HostBuilder {
             lock: Mutex::new(lock),
             loaded: RwLock::new(Loaded::default()),
             loading: tokio::sync::Mutex::new(()),
+            repinned: Mutex::default(),
             #[cfg(feature = "mcp")]
             store: config_path
                 .as_deref()

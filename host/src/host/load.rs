@@ -42,6 +42,17 @@ type Started = (Arc<McpSource>, Result<Start, SourceError>);
 #[cfg(not(feature = "mcp"))]
 type Started = std::convert::Infallible;
 
+/// How a plugin's tools are pinned at load.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Pinning {
+    /// Held to the lock: a tool that differs from its pin is refused.
+    Held,
+    /// Pinned again as they are (a plugin marked `dev`), each difference
+    /// told; `known`: the lock pinned tools of the plugin before this load,
+    /// so that the tools of a server new to it are told as new too.
+    Again { known: bool },
+}
+
 impl Host {
     /// Loads one more plugin into this host while it runs, and registers
     /// its tools; calls in flight keep the registry they started with. On
@@ -70,11 +81,13 @@ impl Host {
             });
         }
         let before = self.state.with_lock(|lock| lock.clone());
+        let told = self.state.repinned_len();
         let loaded = self.load_whole(spec).await;
-        if loaded.is_err()
-            && let Some(before) = before
-        {
-            *self.state.lock_state() = Some(before);
+        if loaded.is_err() {
+            self.state.forget_repinned(told);
+            if let Some(before) = before {
+                *self.state.lock_state() = Some(before);
+            }
         }
         loaded
     }
@@ -82,6 +95,15 @@ impl Host {
     async fn load_whole(&self, spec: PluginSpec) -> Result<usize, HostError> {
         let name = spec.name.clone();
         let limits = spec.limits;
+        let dev = spec.dev;
+        if spec.dev && self.state.lock_state().as_ref().is_some_and(|l| l.locked) {
+            return Err(HostError::Locked {
+                plugin: Some(name),
+                message: "it is marked dev = true (its tools are pinned again at every load), \
+                          which a host held to its lock refuses: remove dev from its config"
+                    .to_owned(),
+            });
+        }
         let source = spec.source.clone();
         let (plugin, tools) = match Plugin::load(&self.state.engine, spec).await {
             // The store's copy of a registry's component was changed: the
@@ -117,11 +139,20 @@ impl Host {
             });
         }
         let grants = plugin.grants().clone();
-        let (servers, pending) = self.own_servers(&name, &declarations, tools)?;
+        let pinning = match dev {
+            false => Pinning::Held,
+            true => Pinning::Again {
+                known: self
+                    .state
+                    .with_lock(|lock| !lock.servers(&name).is_empty())
+                    .unwrap_or(false),
+            },
+        };
+        let (servers, pending) = self.own_servers(&name, &declarations, tools, pinning)?;
         let guard = Arc::new(Guarded::plugin_of(Arc::new(plugin), servers));
         #[cfg(feature = "mcp")]
         let started = self
-            .start_servers(&name, declarations, &grants, limits)
+            .start_servers(&name, declarations, &grants, limits, pinning)
             .await;
         #[cfg(not(feature = "mcp"))]
         let started: Vec<Started> = {
@@ -131,7 +162,8 @@ impl Host {
 
         let mut count = 0;
         self.live_registry().update(|current| {
-            let (next, added) = self.register(&name, current, pending, &guard, &started, limits)?;
+            let (next, added) =
+                self.register(&name, current, pending, &guard, &started, limits, pinning)?;
             count = added;
             Ok::<Registry, HostError>(next)
         })?;
@@ -152,14 +184,16 @@ impl Host {
     }
 
     /// The plugin's own servers, each with its pinned and current tools
-    /// (pinned from the lock where it has them), and the tools to register.
-    /// A server the lock has and the plugin no longer offers stays,
-    /// refused, so that its removal is seen.
+    /// (pinned from the lock where it has them, or, when `dev`, pinned
+    /// again as they are), and the tools to register. A server the lock
+    /// has and the plugin no longer offers stays, refused (or, when `dev`,
+    /// with no tools), so that its removal is seen.
     pub(super) fn own_servers(
         &self,
         name: &str,
         declarations: &[Declaration],
         tools: Vec<PendingTool>,
+        pinning: Pinning,
     ) -> Result<(Vec<ServerTools>, Vec<PendingTool>), HostError> {
         let mut current: BTreeMap<String, Vec<ToolDefinition>> = BTreeMap::new();
         for tool in tools {
@@ -181,11 +215,7 @@ impl Host {
         let mut servers = Vec::new();
         let mut pending = Vec::new();
         for (server, now) in current {
-            let pinned = self
-                .state
-                .with_lock(|lock| lock.reconcile(name, &server, &now))
-                .transpose()?
-                .unwrap_or_else(|| now.clone());
+            let pinned = self.pinned_for(name, &server, &now, pinning)?;
             pending.extend(pinned.iter().map(|definition| PendingTool {
                 server: server.clone(),
                 definition: definition.clone(),
@@ -195,16 +225,44 @@ impl Host {
         Ok((servers, pending))
     }
 
+    /// What to pin for server `server` of plugin `name`, which offers `now`:
+    /// what the lock pins (held to it), or, for a plugin marked `dev`, `now`
+    /// itself, with how it differs from the lock told.
+    fn pinned_for(
+        &self,
+        name: &str,
+        server: &str,
+        now: &[ToolDefinition],
+        pinning: Pinning,
+    ) -> Result<Vec<ToolDefinition>, HostError> {
+        if let Pinning::Again { known } = pinning {
+            let accepted = self
+                .state
+                .with_lock(|lock| lock.accept(name, server, now, known));
+            if let Some(Some(drift)) = accepted {
+                self.state.tell_repinned(format!("{name}/{server}"), drift);
+            }
+            return Ok(now.to_vec());
+        }
+        Ok(self
+            .state
+            .with_lock(|lock| lock.reconcile(name, server, now))
+            .transpose()?
+            .unwrap_or_else(|| now.to_vec()))
+    }
+
     #[cfg(feature = "mcp")]
     /// The plugin's MCP servers, each a source of its own, started and
-    /// listed concurrently (or, when the lock has them, registered from it
-    /// and started on their first call), in declaration order.
+    /// listed concurrently (or, when the lock has them and the plugin is
+    /// not `dev`, registered from it and started on their first call), in
+    /// declaration order.
     async fn start_servers(
         &self,
         name: &str,
         declarations: Vec<Declaration>,
         grants: &crate::grant::Grants,
         limits: Limits,
+        pinning: Pinning,
     ) -> Vec<Started> {
         let mut started = tokio::task::JoinSet::new();
         for (index, declaration) in declarations.into_iter().enumerate() {
@@ -212,7 +270,10 @@ impl Host {
                 .state
                 .launch_of(name, &declaration, grants, limits.timeout)
                 .map(|launch| self.state.with_login(name, launch));
-            let from_lock = match (&launch, declaration.eager) {
+            let from_lock = match (
+                &launch,
+                declaration.eager || matches!(pinning, Pinning::Again { .. }),
+            ) {
                 (Ok(_), false) => self
                     .state
                     .with_lock(|lock| lock.pinned(name, &declaration.name))
@@ -251,6 +312,7 @@ impl Host {
     /// `current` with the plugin's own tools and its MCP servers' added,
     /// and how many tools that is. An MCP server whose tools the registry
     /// refuses is marked failed and registered with none.
+    #[allow(clippy::too_many_arguments)]
     fn register(
         &self,
         name: &str,
@@ -259,9 +321,10 @@ impl Host {
         guard: &Arc<Guarded>,
         started: &[Started],
         limits: Limits,
+        pinning: Pinning,
     ) -> Result<(Registry, usize), HostError> {
         #[cfg(not(feature = "mcp"))]
-        let _ = started;
+        let _ = (started, pinning);
         let registry_error = |source| HostError::Registry {
             plugin: name.to_owned(),
             source,
@@ -276,11 +339,7 @@ impl Host {
             let server = mcp.server().to_owned();
             let pinned = match start {
                 Ok(Start::FromLock(pinned)) => pinned.clone(),
-                Ok(Start::Listed(now)) => self
-                    .state
-                    .with_lock(|lock| lock.reconcile(name, &server, now))
-                    .transpose()?
-                    .unwrap_or_else(|| now.clone()),
+                Ok(Start::Listed(now)) => self.pinned_for(name, &server, now, pinning)?,
                 Err(_) => Vec::new(),
             };
             let pending: Vec<PendingTool> = pinned

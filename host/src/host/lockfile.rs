@@ -26,6 +26,7 @@ use std::path::PathBuf;
 use crate::pin::Code;
 use crate::pin::{Lock, ServerPins, ToolPin, changed_fields, definition_hash, load_own_or_shared};
 use crate::tool::ToolDefinition;
+use crate::watch::{Drift, Watch};
 
 use super::HostError;
 
@@ -240,6 +241,28 @@ impl LockState {
             }
         }
         Ok(pinned)
+    }
+
+    /// Pins `current` as server `server` of `plugin` whatever was pinned
+    /// (a plugin marked `dev`): how it differs from what was pinned, when
+    /// something was and it differs, or, with `tell_new`, every tool of a
+    /// server nothing was pinned of.
+    pub fn accept(
+        &mut self,
+        plugin: &str,
+        server: &str,
+        current: &[ToolDefinition],
+        tell_new: bool,
+    ) -> Option<Drift> {
+        let pinned = self.pinned(plugin, server);
+        let mut watch = Watch::default();
+        watch.pin(pinned.clone().unwrap_or_default());
+        watch.observe(current.to_vec());
+        let drift = watch.drift();
+        if pinned.is_none() || !drift.is_empty() {
+            self.set_server(plugin, server, current);
+        }
+        ((pinned.is_some() || tell_new) && !drift.is_empty()).then_some(drift)
     }
 
     /// Pins `tools` as server `server` of `plugin`.

@@ -14,6 +14,7 @@ use crate::registry::{RegistrationLimits, RegistryError};
 use crate::source::ToolSource;
 
 use super::guard::Guarded;
+use super::load::Pinning;
 use super::{Host, HostError};
 
 impl Host {
@@ -115,7 +116,7 @@ impl Host {
                 name: name.to_owned(),
                 source: why,
             })?;
-        let (servers, pending) = self.own_servers(name, &[], tools)?;
+        let (servers, pending) = self.own_servers(name, &[], tools, Pinning::Held)?;
         let guard = Arc::new(Guarded::new(source, servers));
         let limits = RegistrationLimits::default();
         let mut count = 0;

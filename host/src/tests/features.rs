@@ -1,8 +1,8 @@
 //! What a host built without a feature does with a plugin that needs it:
 //! refuses it at load, in one line naming the feature. These run only in
 //! such a build (`cargo test -p tiny-harness-host --no-default-features
-//! --lib`, and with `--features mcp` alone, as CI does); with the default
-//! features the same plugins load.
+//! --features bundled --lib`, and with `mcp` too, as CI does: they load the
+//! bundled plugins); with the default features the same plugins load.
 
 use crate::{HostBuilder, PluginSpec};
 

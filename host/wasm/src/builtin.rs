@@ -35,7 +35,7 @@ const BUNDLED: &[(&str, &[u8])] = &[
     ),
 ];
 
-/// Built without the plugins (`TINY_HARNESS_SKIP_PLUGIN_BUILD=1`): none.
+/// Built without the plugins (without the `bundled` feature): none.
 #[cfg(not(bundled_plugins))]
 const BUNDLED: &[(&str, &[u8])] = &[];
 
@@ -59,8 +59,8 @@ pub fn names() -> Vec<&'static str> {
 pub fn unknown(name: &str) -> String {
     let names = names();
     if names.is_empty() {
-        "this tiny-harness was built without its bundled plugins \
-         (TINY_HARNESS_SKIP_PLUGIN_BUILD): give the .wasm file's path instead"
+        "this tiny-harness was built without its bundled plugins (the `bundled` \
+         feature of tiny-harness-host): give the .wasm file's path instead"
             .to_owned()
     } else {
         format!(

@@ -39,6 +39,11 @@ pub struct PluginSpec {
     /// crate scripts one). None (the default, and always from a config
     /// file): the real thing.
     pub stand_in: Option<std::sync::Arc<dyn crate::StandIn>>,
+    /// A plugin its author is developing (the config's `dev = true`): at
+    /// every load, its tools, and its MCP servers' tools, are pinned again
+    /// as they are instead of being held to the lock, and the host reports
+    /// what changed. A host held to its lock (`--locked`) refuses it.
+    pub dev: bool,
 }
 
 impl PluginSpec {
@@ -55,6 +60,7 @@ impl PluginSpec {
             config: serde_json::json!({}),
             resolver: std::sync::Arc::new(crate::http::SystemResolver),
             stand_in: None,
+            dev: false,
         }
     }
 }

@@ -70,6 +70,31 @@ pub(super) fn drift_warnings(host: &Host) -> Vec<String> {
     lines
 }
 
+/// One line (for stderr) per tool that loading a plugin marked `dev` pinned
+/// again: new, changed (with which parts) or gone.
+pub(super) fn repinned_lines(host: &Host) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (server, drift) in host.repinned() {
+        let plugin = server.split('/').next().unwrap_or(&server);
+        let tool = |name: &str| one_line(&format!("{server}.{name}")).into_owned();
+        let said = |what: String| format!("dev plugin {}: {what}", one_line(plugin));
+        for added in &drift.added {
+            lines.push(said(format!("{} is new: pinned", tool(&added.name))));
+        }
+        for (pin, change) in &drift.changed {
+            let name = tool(&pin.definition.name);
+            lines.push(said(match change {
+                Change::Removed => format!("{name} is gone: unpinned"),
+                Change::Changed { fields, .. } => {
+                    format!("{name} changed ({}): pinned again", fields.join(", "))
+                }
+                _ => format!("{name} changed: pinned again"),
+            }));
+        }
+    }
+    lines
+}
+
 /// Prints how every chosen server differs from its pins; exit code 1 when
 /// anything differs, as `git diff --exit-code` does.
 pub(super) async fn diff(

@@ -88,6 +88,9 @@ impl Session {
         };
         let host = builder.build().await?;
         note_lock_migration(&host, globals.locked);
+        for line in pins::repinned_lines(&host) {
+            eprintln!("tiny-harness: {line}");
+        }
         tell(&host, heard);
         Ok(Session {
             host,

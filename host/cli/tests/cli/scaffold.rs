@@ -92,6 +92,42 @@ fn a_new_rust_plugin_builds_registers_and_passes_its_own_test() {
         None,
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains(r#""words":3"#));
+
+    // The author's loop: edit a tool's doc, rebuild, call. The config marks
+    // the plugin `dev`, so no `pins` command stands between the two: the
+    // call runs, and stderr says once what was pinned again.
+    let lib = dir.join("src/lib.rs");
+    let source = std::fs::read_to_string(&lib).unwrap();
+    let edited = source.replace(
+        "/// Greets someone by name.",
+        "/// Greets someone, by name.",
+    );
+    assert_ne!(source, edited, "the scaffold's greet lost its doc comment");
+    std::fs::write(&lib, edited).unwrap();
+    let built = cargo(&dir, &["build", "--release", "--target", "wasm32-wasip2"]);
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let out = run_in(
+        &dir,
+        &["call", "word-count/word-count.greet", r#"{"name":"Ada"}"#],
+        None,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let told = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        told.contains(
+            "tiny-harness: dev plugin word-count: word-count/word-count.greet changed (description): pinned again"
+        ),
+        "{told}"
+    );
 }
 
 #[test]
