@@ -11,6 +11,10 @@
 //!   result conversion) followed by rendering the untrusted block.
 //! - `validate_and_render`: the host's own work alone, on a call that
 //!   fails validation (lookup, validation, render; no instance).
+//! - `in_process_invoke_render`: the host's own work alone on a call that
+//!   succeeds: `Host::invoke` of an in-process tool of the same schema that
+//!   answers at once as `greet` does (lookup, validation, pin guard, call,
+//!   result), and the untrusted block.
 //!
 //! - `paired_host_over_bare`: both calls back to back in every iteration,
 //!   so that they see the same machine; prints the medians and the ratio.
@@ -26,7 +30,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use tiny_harness_host::{Host, HostBuilder, PluginSpec, ToolCall};
+use tiny_harness_host::{
+    CallFuture, Host, HostBuilder, ListFuture, PendingTool, PluginSpec, ToolCall, ToolDefinition,
+    ToolResult, ToolSource, boxed,
+};
 use tiny_harness_wasm::PluginEngine;
 use tiny_harness_wasm::bindings::PluginPre;
 use wasmtime::Store;
@@ -79,10 +86,41 @@ async fn bare_call(engine: &PluginEngine, pre: &PluginPre<Bare>) {
     assert!(!result.is_error);
 }
 
+/// `hello.greet` without the plugin: answers at once, in process.
+#[derive(Debug)]
+struct Greeter;
+
+impl ToolSource for Greeter {
+    fn list_tools(&self) -> ListFuture<'_> {
+        let greet = ToolDefinition::new(
+            "greet",
+            "Greets someone by name.",
+            json!({
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+                "required": ["name"],
+                "additionalProperties": false
+            }),
+        );
+        boxed(async move { Ok(vec![PendingTool::new("hello", greet)]) })
+    }
+
+    fn call<'a>(
+        &'a self,
+        _server: &'a str,
+        _tool: &'a str,
+        _arguments: &'a serde_json::Value,
+        _deadline: Instant,
+    ) -> CallFuture<'a> {
+        boxed(async { Ok(ToolResult::text("Hello, bench!")) })
+    }
+}
+
 async fn host(engine: PluginEngine) -> Host {
     HostBuilder::new()
         .engine(engine)
         .plugin(PluginSpec::new("hello", hello_wasm()))
+        .source("mem", std::sync::Arc::new(Greeter))
         .build()
         .await
         .expect("load")
@@ -125,6 +163,17 @@ fn invoke(c: &mut Criterion) {
     group.bench_function("host_invoke_render", |b| {
         b.to_async(&runtime).iter(|| async {
             let outcome = host.invoke(&good).await;
+            assert!(!outcome.is_error());
+            outcome.render().len()
+        });
+    });
+    let in_process = ToolCall {
+        name: "mem/hello.greet".into(),
+        ..good.clone()
+    };
+    group.bench_function("in_process_invoke_render", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let outcome = host.invoke(&in_process).await;
             assert!(!outcome.is_error());
             outcome.render().len()
         });

@@ -224,49 +224,50 @@ fn holds_ignoring_case(haystack: &str, needle: &str) -> bool {
     })
 }
 
-/// 128 unpredictable bits as hex: SHA-256 of a per-process 256-bit key
-/// from the operating system's generator and a counter, truncated. Knowing
-/// earlier nonces reveals nothing about the next one without the key, and
-/// the per-render cost is a hash rather than a system call.
+/// 128 unpredictable bits as hex: the next bytes of a ChaCha20 stream
+/// per thread, keyed with 256 bits from the operating system's generator
+/// when the thread first renders. Knowing earlier nonces reveals nothing
+/// about the next one without the key, and a render costs a few
+/// nanoseconds of keystream rather than a hash or a system call.
 fn random_hex() -> Nonce {
-    use sha2::{Digest, Sha256};
-    use std::sync::OnceLock;
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use chacha20::ChaCha20Rng;
+    use rand_core::{Rng, SeedableRng};
+    use std::cell::RefCell;
 
-    static KEY: OnceLock<[u8; 32]> = OnceLock::new();
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let key = KEY.get_or_init(|| {
-        let mut key = [0u8; 32];
-        if getrandom::fill(&mut key).is_err() {
-            // The OS generator is unavailable (practically never on the
-            // systems we run on). Fall back to std's per-process hasher
-            // seeds mixed with the clock: still unknown to content produced
-            // before the render, and `render_parts` still guarantees that the
-            // nonce is absent from the content.
-            use std::hash::{BuildHasher, RandomState};
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or_default();
-            for (i, chunk) in key.chunks_mut(8).enumerate() {
-                let word = RandomState::new().hash_one((now, i)).to_le_bytes();
-                chunk.copy_from_slice(&word);
-            }
-        }
-        key
-    });
-    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let digest = Sha256::new()
-        .chain_update(key)
-        .chain_update(count.to_le_bytes())
-        .finalize();
+    thread_local! {
+        static STREAM: RefCell<ChaCha20Rng> = RefCell::new(ChaCha20Rng::from_seed(key()));
+    }
+    let mut bytes = [0u8; NONCE_BYTES];
+    STREAM.with_borrow_mut(|stream| stream.fill_bytes(&mut bytes));
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut nonce = [0u8; NONCE_BYTES * 2];
-    for (pair, byte) in nonce.chunks_exact_mut(2).zip(&digest[..NONCE_BYTES]) {
+    for (pair, byte) in nonce.chunks_exact_mut(2).zip(&bytes) {
         pair[0] = HEX[usize::from(byte >> 4)];
         pair[1] = HEX[usize::from(byte & 0xf)];
     }
     Nonce(nonce)
+}
+
+/// A thread's stream key: from the operating system's generator, or, when
+/// it is unavailable (practically never on the systems we run on), std's
+/// per-process hasher seeds mixed with the clock and the thread: still
+/// unknown to content produced before the render, and `render_parts`
+/// still guarantees that a nonce is absent from the content.
+fn key() -> [u8; 32] {
+    let mut key = [0u8; 32];
+    if getrandom::fill(&mut key).is_err() {
+        use std::hash::{BuildHasher, RandomState};
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        let thread = std::thread::current().id();
+        for (i, chunk) in key.chunks_mut(8).enumerate() {
+            let word = RandomState::new().hash_one((now, thread, i)).to_le_bytes();
+            chunk.copy_from_slice(&word);
+        }
+    }
+    key
 }
 
 /// A nonce: lowercase hex digits, kept on the stack.

@@ -64,9 +64,16 @@ impl std::fmt::Debug for CompiledSchema {
 }
 
 /// The sha256 of a schema's canonical JSON, as 64 lowercase hex digits.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-#[serde(transparent)]
-pub struct SchemaHash(String);
+/// Cheap to clone (shared): every call hands its definition's hash to the
+/// recorder.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SchemaHash(std::sync::Arc<str>);
+
+impl Serialize for SchemaHash {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
 
 impl SchemaHash {
     /// Hashes `schema` in its RFC 8785 canonical form.
@@ -76,13 +83,13 @@ impl SchemaHash {
         // it still yields a stable, distinct string rather than a panic.
         let canonical =
             serde_json_canonicalizer::to_string(schema).unwrap_or_else(|_| schema.to_string());
-        SchemaHash(hex::encode(Sha256::digest(canonical.as_bytes())))
+        SchemaHash(hex::encode(Sha256::digest(canonical.as_bytes())).into())
     }
 
     /// A digest computed elsewhere (64 lowercase hex digits), such as a
     /// definition's pin hash.
     pub(crate) fn from_digest(hex: String) -> Self {
-        SchemaHash(hex)
+        SchemaHash(hex.into())
     }
 
     /// The hex digest.
