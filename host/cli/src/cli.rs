@@ -34,7 +34,6 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use args::{Cli, Command, McpAction, PinsAction, PluginAction, WorkflowAction};
-use clap::Parser as _;
 use session::{Globals, Heard, Session};
 use tiny_harness_core::display::{block, one_line};
 use tiny_harness_host::{Journal, Provider, ToolCall};
@@ -49,7 +48,7 @@ const MAX_STDIN_ARGUMENTS: u64 = 64 << 20;
 
 /// Runs the command line and returns the process's exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = args::parse();
     let serving = matches!(cli.command, Command::Serve { .. });
     log_to_stderr(cli.verbose, serving);
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -394,3 +394,80 @@ pub(super) enum McpAction {
         command: Vec<String>,
     },
 }
+
+/// The global options each command takes no notice of, by the command's
+/// path: hidden from its `--help`, and refused when given to it.
+const UNUSED_GLOBALS: &[(&[&str], &[&str])] = &[
+    (
+        &["plugin", "new"],
+        &["config", "no_cache", "journal", "journal_full", "locked"],
+    ),
+    (
+        &["plugin", "inspect"],
+        &["config", "journal", "journal_full", "locked"],
+    ),
+];
+
+/// Parses the command line (exiting with clap's message and code 2 on a
+/// mistake), with each command's `--help` showing only the global options
+/// it uses.
+pub(super) fn parse() -> Cli {
+    use clap::{CommandFactory as _, FromArgMatches as _};
+    let mut command = Cli::command();
+    for (path, ids) in UNUSED_GLOBALS {
+        command = hide(command, path, ids);
+    }
+    let matches = command.clone().get_matches();
+    let (mut leaf, mut path) = (&matches, Vec::new());
+    while let Some((name, sub)) = leaf.subcommand() {
+        path.push(name);
+        leaf = sub;
+    }
+    if let Some((_, ids)) = UNUSED_GLOBALS.iter().find(|(p, _)| *p == path.as_slice())
+        && let Some(id) = ids
+            .iter()
+            .find(|id| leaf.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+    {
+        let flag = format!("--{}", flag_of(id));
+        command
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "{flag} does nothing with `{}`: leave it out",
+                    path.join(" ")
+                ),
+            )
+            .exit();
+    }
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// The option a global's id is spelled as.
+fn flag_of(id: &str) -> &'static str {
+    match id {
+        "no_cache" => "no-cache",
+        "journal_full" => "journal-full",
+        "journal" => "journal",
+        "locked" => "locked",
+        _ => "config",
+    }
+}
+
+/// `command` with the global options `ids` hidden in its subcommand at
+/// `path`: a hidden option of the same name there, which clap does not
+/// propagate the global one over, takes them, so that `parse` can refuse
+/// them.
+fn hide(command: clap::Command, path: &[&str], ids: &[&'static str]) -> clap::Command {
+    match path.split_first() {
+        None => ids.iter().fold(command, |command, id| {
+            command.arg(
+                clap::Arg::new(*id)
+                    .long(flag_of(id))
+                    .num_args(0..=1)
+                    .action(clap::ArgAction::Append)
+                    .hide(true),
+            )
+        }),
+        Some((first, rest)) => command.mut_subcommand(*first, |sub| hide(sub, rest, ids)),
+    }
+}

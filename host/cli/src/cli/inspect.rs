@@ -16,7 +16,15 @@ pub(super) async fn inspect(
     let cache = if no_cache { None } else { CompileCache::user() };
     let engine = PluginEngine::with_compile_cache(cache)
         .map_err(|e| anyhow::anyhow!("cannot start the plugin engine: {e}"))?;
-    let seen = tiny_harness_wasm::inspect(&engine, file).await?;
+    // A file that cannot be read as a component does not load: exit 1, as
+    // for one that fails to register.
+    let seen = match tiny_harness_wasm::inspect(&engine, file).await {
+        Ok(seen) => seen,
+        Err(why) => {
+            eprintln!("tiny-harness: error: {}", one_line(&why.to_string()));
+            return Ok(ExitCode::FAILURE);
+        }
+    };
     let loads = seen.registration.is_ok();
     if as_json {
         super::emit(&serde_json::to_string_pretty(&to_json(&seen))?)?;

@@ -30,13 +30,16 @@ pub(crate) enum Lang {
 pub(crate) enum ScaffoldError {
     /// The name cannot name a plugin (or a package).
     #[error(
-        "{name:?} cannot name a plugin: {why}; use 1 to 64 characters of a-z, 0-9, '_' and '-', starting with a letter"
+        "{name:?} cannot name a plugin: {why}; use 1 to 64 characters of a-z, 0-9, '_' and '-', starting with a letter{}",
+        .suggestion.as_ref().map(|s| format!(" (such as {s:?})")).unwrap_or_default()
     )]
     Name {
         /// The name as given.
         name: String,
         /// What is wrong with it.
         why: String,
+        /// A name like it that would do, if one can be made.
+        suggestion: Option<String>,
     },
     /// The destination holds something already.
     #[error(
@@ -71,11 +74,37 @@ fn built_from() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// Whether `c` may be part of a plugin's name.
+fn allowed(c: char) -> bool {
+    c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-'
+}
+
+/// A name like `name` that would do: lowercased, every run of other
+/// characters made one '-', what comes before the first letter dropped,
+/// cut at 64 characters. None when nothing of it would be left.
+fn suggest(name: &str) -> Option<String> {
+    let mut out = String::new();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if allowed(c) {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let start = out.find(|c: char| c.is_ascii_lowercase())?;
+    let mut out: String = out[start..].chars().take(64).collect();
+    while out.ends_with('-') {
+        out.pop();
+    }
+    (!out.is_empty() && out != name).then_some(out)
+}
+
 /// Checks `name`, returning what is wrong with it.
 fn check_name(name: &str) -> Result<(), ScaffoldError> {
     let fail = |why: String| ScaffoldError::Name {
         name: one_line(name).into_owned(),
         why,
+        suggestion: suggest(name),
     };
     if name.is_empty() || name.len() > 64 {
         return Err(fail(format!(
@@ -83,11 +112,19 @@ fn check_name(name: &str) -> Result<(), ScaffoldError> {
             name.chars().count()
         )));
     }
-    if let Some(c) = name
-        .chars()
-        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_' || *c == '-'))
-    {
-        return Err(fail(format!("{c:?} is not allowed")));
+    let mut bad: Vec<char> = Vec::new();
+    for c in name.chars().filter(|c| !allowed(*c)) {
+        if !bad.contains(&c) {
+            bad.push(c);
+        }
+    }
+    let shown: Vec<String> = bad.iter().map(|c| format!("{c:?}")).collect();
+    if let Some((last, first)) = shown.split_last() {
+        let why = match first {
+            [] => format!("{last} is not allowed"),
+            _ => format!("{} and {last} are not allowed", first.join(", ")),
+        };
+        return Err(fail(why));
     }
     if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
         return Err(fail("it does not start with a letter".to_owned()));

@@ -98,12 +98,13 @@ fn a_component_that_does_not_load_is_described_as_far_as_it_can_be() {
         .unwrap_or_else(|| panic!("{out}"));
     assert!(why.contains("no export `call`"), "{why}");
 
-    // Not WebAssembly at all: one line saying so, nothing on stdout.
+    // Not WebAssembly at all: it does not load, so exit 1 as --help says,
+    // with one line saying why, nothing on stdout.
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("tool.wasm");
     std::fs::write(&script, "#!/bin/sh\n").unwrap();
     let (code, out, err) = inspect(&[script.to_str().unwrap()]);
-    assert_eq!(code, Some(2), "{out}{err}");
+    assert_eq!(code, Some(1), "{out}{err}");
     assert!(out.is_empty(), "{out}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
@@ -112,6 +113,6 @@ fn a_component_that_does_not_load_is_described_as_far_as_it_can_be() {
     );
 
     let (code, _, err) = inspect(&["builtin:nothing"]);
-    assert_eq!(code, Some(2));
+    assert_eq!(code, Some(1));
     assert!(err.contains("the bundled ones are builtin:fs"), "{err}");
 }

@@ -144,6 +144,10 @@ fn bad_input_is_one_line_and_writes_nothing() {
         (&["plugin", "new", "9lives"], "does not start with a letter"),
         (&["plugin", "new", "Big"], "'B' is not allowed"),
         (
+            &["plugin", "new", "Word Count!"],
+            "'W', ' ', 'C' and '!' are not allowed; use 1 to 64 characters of a-z, 0-9, '_' and '-', starting with a letter (such as \"word-count\")",
+        ),
+        (
             &["plugin", "new", "x", "--lang", "cobol"],
             "invalid value 'cobol' for '--lang",
         ),
@@ -220,4 +224,35 @@ fn new_python_and_javascript_plugins_build_and_pass_their_own_test() {
             "{lang}"
         );
     }
+}
+
+#[test]
+fn plugin_new_and_inspect_show_and_take_only_the_options_they_use() {
+    let home = tempfile::tempdir().unwrap();
+    let help = |args: &[&str]| {
+        let out = run_in(home.path(), args, None);
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let new = help(&["plugin", "new", "--help"]);
+    for unused in ["--config", "--no-cache", "--journal", "--locked"] {
+        assert!(!new.contains(unused), "{unused} in: {new}");
+    }
+    assert!(new.contains("--lang") && new.contains("--verbose"), "{new}");
+    let inspect = help(&["plugin", "inspect", "--help"]);
+    assert!(inspect.contains("--no-cache"), "{inspect}");
+    for unused in ["--config", "--journal", "--locked"] {
+        assert!(!inspect.contains(unused), "{unused} in: {inspect}");
+    }
+    // Still on every command that loads a config.
+    assert!(help(&["tools", "--help"]).contains("--locked"));
+
+    let out = run_in(home.path(), &["plugin", "new", "x", "--locked"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--locked does nothing with `plugin new`: leave it out"),
+        "{err}"
+    );
+    assert!(!home.path().join("x").exists());
 }
