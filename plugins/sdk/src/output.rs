@@ -44,6 +44,40 @@ impl std::fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
+/// `?` on a file or a directory of a grant: a path that is not there (or
+/// is there already, or is not what the call expects) is a result the
+/// model sees and can act on; a refusal by the host is `denied`; anything
+/// else fails the call. The message is the error's, as std words it.
+impl From<std::io::Error> for ToolError {
+    fn from(err: std::io::Error) -> ToolError {
+        use std::io::ErrorKind;
+        let message = err.to_string();
+        match err.kind() {
+            ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => {
+                ToolError::Denied(message)
+            }
+            ErrorKind::NotFound
+            | ErrorKind::AlreadyExists
+            | ErrorKind::IsADirectory
+            | ErrorKind::NotADirectory
+            | ErrorKind::DirectoryNotEmpty
+            | ErrorKind::InvalidInput
+            | ErrorKind::InvalidData
+            | ErrorKind::InvalidFilename
+            | ErrorKind::FileTooLarge => ToolError::Reported(message),
+            _ => ToolError::Failed(message),
+        }
+    }
+}
+
+/// `?` on JSON the tool reads or writes: the call fails, saying where the
+/// JSON went wrong.
+impl From<serde_json::Error> for ToolError {
+    fn from(err: serde_json::Error) -> ToolError {
+        ToolError::Failed(format!("JSON: {err}"))
+    }
+}
+
 impl ToolError {
     /// The call's answer for this error.
     fn into_call(self) -> Result<CallResult, CallError> {

@@ -223,6 +223,24 @@ fn new_python_and_javascript_plugins_build_and_pass_their_own_test() {
             String::from_utf8_lossy(&out.stdout).contains("Hello, Bo!"),
             "{lang}"
         );
+
+        // A syntax error is found before the slow step, said on one line
+        // with where, and leaves no component to run the old code.
+        let source = std::fs::read_to_string(dir.join(app)).unwrap();
+        std::fs::write(dir.join(app), format!("{source}\n)(\n")).unwrap();
+        let built = Command::new(dir.join("build.sh"))
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&built.stderr);
+        assert!(!built.status.success(), "{lang}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{lang}: {err}");
+        assert!(
+            err.starts_with(&format!("build.sh: {app}:")) && err.contains("fix it and build again"),
+            "{lang}: {err}"
+        );
+        let wasm = format!("{}.wasm", name.replace('-', "_"));
+        assert!(!dir.join(&wasm).exists(), "{lang}: a stale {wasm} was left");
     }
 }
 
