@@ -203,6 +203,16 @@ impl Gateway {
         crate::handler::Handler::new(self.clone(), client)
     }
 
+    /// [`Gateway::handler`], its subscriptions ending when `closed` is
+    /// cancelled (made per request: no token is made to be replaced).
+    pub(crate) fn handler_closed_by(
+        &self,
+        client: Option<&str>,
+        closed: tokio_util::sync::CancellationToken,
+    ) -> crate::handler::Handler {
+        crate::handler::Handler::with_closed(self.clone(), client, closed)
+    }
+
     /// Begins an iteration of `host` if the last began at least
     /// `relist_interval_ms` ago.
     fn maybe_begin_iteration(&self, host: &Host) {

@@ -61,10 +61,20 @@ impl Handler {
     /// The handler of `client`'s connection, or of requests that name
     /// their client (`None`).
     pub(crate) fn new(gateway: Gateway, client: Option<&str>) -> Handler {
+        Handler::with_closed(gateway, client, tokio_util::sync::CancellationToken::new())
+    }
+
+    /// [`Handler::new`], its subscriptions ending when `closed` is
+    /// cancelled.
+    pub(crate) fn with_closed(
+        gateway: Gateway,
+        client: Option<&str>,
+        closed: tokio_util::sync::CancellationToken,
+    ) -> Handler {
         Handler {
             gateway,
             client: client.map(Arc::from),
-            closed: tokio_util::sync::CancellationToken::new(),
+            closed,
             log_level: Arc::new(Mutex::new(Some(LogLevel::Debug))),
         }
     }

@@ -183,7 +183,7 @@ impl Gateway {
         // drain begins.
         let ending = draining.clone();
         let service = StreamableHttpService::new(
-            move || Ok(gateway.handler(None).closed_by(ending.clone())),
+            move || Ok(gateway.handler_closed_by(None, ending.clone())),
             sessions.clone(),
             rmcp_config,
         );
@@ -195,6 +195,7 @@ impl Gateway {
             buckets: Mutex::new(HashMap::new()),
             sessions,
             draining: draining.clone(),
+            anonymous: Arc::from(crate::clients::ANONYMOUS_CLIENT),
         });
         let (ready, drained) = (self.clone(), draining.clone());
         let router = Router::new()
@@ -214,7 +215,7 @@ impl Gateway {
             );
         let front = Front {
             guard,
-            mcp: service,
+            mcp: std::sync::Arc::new(service),
             router,
         };
         Ok(Bound {

@@ -18,10 +18,8 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tokio::sync::Semaphore;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
-use tower_service::Service as _;
 
 use super::MCP_PATH;
-use crate::clients::ANONYMOUS_CLIENT;
 use crate::gateway::{ClientName, Gateway};
 use crate::handler::Handler;
 use crate::oauth::{Rejection, Verifier};
@@ -37,6 +35,8 @@ pub(super) struct Guard {
     pub(super) sessions: Arc<LocalSessionManager>,
     /// Cancelled when a drain begins: a `GET` stream ends then.
     pub(super) draining: CancellationToken,
+    /// The anonymous client's name, made once.
+    pub(super) anonymous: Arc<str>,
 }
 
 /// A client's token bucket: `requests_per_second` sustained, as many in
@@ -77,7 +77,7 @@ pub(super) fn refuse(
 /// 403 that refuses it.
 async fn authenticate(guard: &Guard, headers: &http::HeaderMap) -> Result<Arc<str>, Box<Response>> {
     if guard.tokens.is_none() && guard.oauth.is_none() {
-        return Ok(Arc::from(ANONYMOUS_CLIENT));
+        return Ok(guard.anonymous.clone());
     }
     let presented = headers
         .get(header::AUTHORIZATION)
@@ -192,7 +192,10 @@ pub(super) type McpService = StreamableHttpService<Handler, LocalSessionManager>
 #[derive(Clone)]
 pub(super) struct Front {
     pub(super) guard: Arc<Guard>,
-    pub(super) mcp: McpService,
+    /// Shared, and called through `handle` rather than as a tower
+    /// service, which would clone it (its config's host and origin lists
+    /// with it) for every request.
+    pub(super) mcp: Arc<McpService>,
     pub(super) router: Router,
 }
 
@@ -227,7 +230,7 @@ impl tower_service::Service<http::Request<hyper::body::Incoming>> for Front {
 }
 
 /// Everything a request must pass before rmcp sees it.
-async fn guard_request(guard: Arc<Guard>, request: Request, mut mcp: McpService) -> Response {
+async fn guard_request(guard: Arc<Guard>, request: Request, mcp: Arc<McpService>) -> Response {
     let limits = *guard.gateway.limits();
     let client = match authenticate(&guard, request.headers()).await {
         Ok(client) => client,
@@ -301,10 +304,10 @@ async fn guard_request(guard: Arc<Guard>, request: Request, mut mcp: McpService)
     let ends = (parts.method == http::Method::GET)
         .then(|| Box::pin(guard.draining.clone().cancelled_owned()));
     parts.extensions.insert(ClientName(client.clone()));
-    let Ok(response) = mcp
-        .call(Request::from_parts(parts, Body::from(bytes)))
-        .await;
-    let response = response.map(Body::new);
+    let response = mcp
+        .handle(Request::from_parts(parts, Body::from(bytes)))
+        .await
+        .map(Body::new);
     // The permit is held until the response's body (an SSE stream of a
     // call in progress) ends.
     let (mut parts, body) = response.into_parts();
