@@ -11,7 +11,9 @@
 //!   one plugin fails, the registry and the lock hold nothing of it
 //!   ([`Host::load_plugin`]); building a host fails on the first such
 //!   plugin. (An MCP server a plugin declares is a part that may fail
-//!   alone; see [`Host::mcp_sources`].)
+//!   alone; see [`Host::mcp_sources`]. So is one of the plugin's own tools
+//!   that the registry refuses for itself: it is left out, with why, and
+//!   the plugin's other tools register; see [`Host::refused_tools`].)
 //! - What is registered is what is pinned: with a lock file, a server the
 //!   lock knows is registered as the lock pins it, and a tool that differs
 //!   now refuses every call (`schema_changed`) until [`Host::reregister`].
@@ -52,7 +54,7 @@ use crate::invoke::{CallOutcome, Caller, Invoker, ToolCall};
 #[cfg(feature = "mcp")]
 use crate::mcp_runtime::McpSource;
 use crate::plugin::{LoadError, Plugin, PluginEngine};
-use crate::registry::{LiveRegistry, RegistrationLimits, Registry, RegistryError};
+use crate::registry::{LiveRegistry, RefusedTool, RegistrationLimits, Registry, RegistryError};
 use crate::watch::Drift;
 
 /// Why a host could not be built, or a plugin added to it.
@@ -170,6 +172,9 @@ struct HostState {
     loading: tokio::sync::Mutex<()>,
     /// What loading plugins marked `dev` pinned again, by server.
     repinned: Mutex<Vec<(String, Drift)>>,
+    /// The plugins' own tools the registry refused each for itself, in
+    /// load order.
+    refused: Mutex<Vec<RefusedTool>>,
     /// Where `mcp install` put the servers of this config.
     #[cfg(feature = "mcp")]
     store: Option<crate::mcp_runtime::store::Store>,
@@ -243,6 +248,31 @@ impl HostState {
             .truncate(kept);
     }
 
+    /// How many tools loading has left out so far.
+    fn refused_len(&self) -> usize {
+        self.refused
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Tells that loading left out `refused`.
+    fn tell_refused(&self, refused: Vec<RefusedTool>) {
+        self.refused
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(refused);
+    }
+
+    /// Forgets the tools a load that failed left out, keeping the first
+    /// `kept`.
+    fn forget_refused(&self, kept: usize) {
+        self.refused
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .truncate(kept);
+    }
+
     /// Writes the lock file if pins were added (trust on first use). Never
     /// writes with `--locked`. True if it was written.
     fn save_lock(&self) -> Result<bool, HostError> {
@@ -310,13 +340,34 @@ impl Host {
             .collect()
     }
 
-    /// What loading the plugins marked `dev` ([`PluginSpec::dev`]) pinned
+    /// What loading the plugins marked `dev` ([`PluginSpec::dev`](crate::PluginSpec::dev)) pinned
     /// again: each server whose tools differed from the lock, as
     /// `<plugin>/<server>`, with how (tools new, changed or gone), in load
     /// order. Empty when no plugin is marked `dev`, or none changed.
     pub fn repinned(&self) -> Vec<(String, Drift)> {
         self.state
             .repinned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Each tool a plugin offered that was not registered, with why, in
+    /// load order: a tool the registry refuses for itself (a tool or server
+    /// name that breaks the naming rules, a second tool of the same full
+    /// name, a description or title over its limit, an input or output
+    /// schema too large, too costly or that does not compile) is left out
+    /// and the plugin's other tools register (see [`Registry::screen`]).
+    /// What is the whole plugin's (its name, how many tools and servers it
+    /// registers, their total size) still refuses the whole plugin, and so
+    /// do the loader's checks of the text a plugin sends, made before
+    /// anything is parsed (a description or schema over its size limit, a
+    /// schema that is not JSON); a plugin that is refused leaves nothing
+    /// here. Tools an MCP server lists are not here: its listing skips
+    /// those it cannot register.
+    pub fn refused_tools(&self) -> Vec<RefusedTool> {
+        self.state
+            .refused
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()

@@ -287,7 +287,8 @@ pub use host::CodeDrift;
 pub use tiny_harness_core::invoke::{CallOutcome, CallRecorder, Caller, Invoker, ToolCall};
 pub use tiny_harness_core::journal::Journal;
 pub use tiny_harness_core::registry::{
-    LiveRegistry, RegisteredTool, RegistrationLimits, Registry, RegistryError, ToolName,
+    LiveRegistry, RefusedTool, RegisteredTool, RegistrationLimits, Registry, RegistryError,
+    ToolName,
 };
 pub use tiny_harness_core::schema::SchemaHash;
 pub use tiny_harness_core::source::{

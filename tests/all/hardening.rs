@@ -9,7 +9,8 @@ use std::time::Duration;
 use serde_json::json;
 use tiny_harness_core::registry::RegistrationLimit;
 use tiny_harness_host::{
-    CallError, DirGrant, DirMode, HostBuilder, HostError, LoadError, PluginSpec, RegistryError,
+    CallError, DirGrant, DirMode, Host, HostBuilder, HostError, LoadError, PluginSpec, RefusedTool,
+    RegistryError,
 };
 
 use crate::common::{call, error_code, host, hostile, json_of, result_of, text_of};
@@ -36,6 +37,23 @@ async fn load_error(spec: PluginSpec) -> HostError {
     assert!(host.registry().is_empty(), "a refused plugin left tools");
     assert_one_clean_line(&err.to_string());
     err
+}
+
+/// Loads `spec` alone: it loads, with exactly one of its tools left out
+/// (not registered, told in one clean line). Returns the host and why.
+async fn left_out(spec: PluginSpec) -> (Host, RefusedTool) {
+    let host = HostBuilder::new().build().await.unwrap();
+    host.load_plugin(spec)
+        .await
+        .unwrap_or_else(|e| panic!("the plugin is refused whole: {e}"));
+    let refused = host.refused_tools();
+    let [one] = refused.as_slice() else {
+        panic!("one tool left out: {refused:?}")
+    };
+    assert!(host.registry().get(&one.name).is_none(), "{}", one.name);
+    assert_one_clean_line(&one.error.to_string());
+    let one = one.clone();
+    (host, one)
 }
 
 /// The registration limit a load error names, with its message.
@@ -204,25 +222,40 @@ async fn backtracking_patterns_validate_in_linear_time() {
 
 #[tokio::test]
 async fn schemas_that_fan_out_or_cannot_be_linear_are_refused() {
-    // Look-around needs backtracking: refused at registration.
-    let err = load_error(hostile("lookaround")).await;
+    // Look-around needs backtracking: the tool is refused at
+    // registration, and the plugin's other tools load.
+    let (host, refused) = left_out(hostile("lookaround")).await;
+    assert_eq!(refused.name, "hostile/chaos.broken");
+    assert!(
+        matches!(refused.error, RegistryError::InvalidSchema { .. }),
+        "{:?}",
+        refused.error
+    );
+    echo_works(&host).await;
+    // 2^40 evaluations per value through `$ref`s: over the cost budget.
+    let (host, refused) = left_out(hostile("fanout-bomb")).await;
+    let message = refused.error.to_string();
     assert!(
         matches!(
-            err,
-            HostError::Registry {
-                source: RegistryError::InvalidSchema { .. },
+            refused.error,
+            RegistryError::OverLimit {
+                limit: RegistrationLimit::SchemaCost,
                 ..
             }
         ),
-        "{err}"
+        "{message}"
     );
-    // 2^40 evaluations per value through `$ref`s: over the cost budget.
-    let (limit, message) = over_limit(&load_error(hostile("fanout-bomb")).await);
-    assert_eq!(limit, RegistrationLimit::SchemaCost, "{message}");
     assert!(message.contains("schema_cost"), "{message}");
+    echo_works(&host).await;
     // A `$ref` cycle that never reaches a child value never ends.
-    let err = load_error(hostile("ref-cycle")).await;
-    assert!(err.to_string().contains("broken"), "{err}");
+    let (host, refused) = left_out(hostile("ref-cycle")).await;
+    assert_eq!(refused.name, "hostile/chaos.broken");
+    assert!(
+        matches!(refused.error, RegistryError::InvalidSchema { .. }),
+        "{:?}",
+        refused.error
+    );
+    echo_works(&host).await;
 }
 
 /// The hostile plugin registering one tool, `deep`, with this input schema.
@@ -252,8 +285,11 @@ async fn schemas_and_arguments_that_would_overflow_the_validator_stack_are_refus
     let chain = json!({"$defs": defs, "$ref": "#/$defs/d0"});
     let mut spec = custom(&chain);
     spec.limits.registration.schema_bytes = 1 << 20;
-    let err = load_error(spec).await.to_string();
+    let (loaded, refused) = left_out(spec).await;
+    assert_eq!(refused.name, "hostile/chaos.deep");
+    let err = refused.error.to_string();
     assert!(err.contains("nest") && err.contains("deep"), "{err}");
+    assert!(loaded.registry().is_empty(), "its only tool is left out");
 
     // A recursive schema twenty subschemas deep per level of the value:
     // fine for shallow arguments, refused (not validated) for deep ones.

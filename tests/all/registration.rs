@@ -1,8 +1,11 @@
 //! Registration and naming: what a registry holds, and what it refuses.
 
-use tiny_harness_host::{HostBuilder, HostError, LoadError, Registry, RegistryError};
+use serde_json::json;
+use tiny_harness_host::{
+    HostBuilder, HostError, LoadError, RegistrationLimit, Registry, RegistryError,
+};
 
-use crate::common::{fs_over, host, hostile, spec};
+use crate::common::{call, fs_over, host, hostile, spec, text_of};
 
 const FS_TOOLS: [&str; 5] = [
     "fs/workspace.list_dir",
@@ -162,72 +165,205 @@ async fn register_errors_are_reported_and_leave_nothing_behind() {
     );
 }
 
+/// Loads hostile in `mode` after a good plugin, into a host with a lock
+/// file; checks that it loads with exactly the tool `bad` left out and
+/// recorded (never registered, pinned or shown as drift), and that its
+/// other `kept` tools are registered and pinned. Returns why `bad` was
+/// left out.
+async fn left_out(mode: &str, bad: &str, kept: usize) -> RegistryError {
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("pins.lock");
+    let host = HostBuilder::new().lock_file(&lock).build().await.unwrap();
+    let mut good = hostile("normal");
+    good.name = "good".into();
+    let good_count = host.load_plugin(good).await.unwrap();
+    assert!(host.refused_tools().is_empty(), "{mode}");
+
+    let added = host
+        .load_plugin(hostile(mode))
+        .await
+        .unwrap_or_else(|e| panic!("{mode}: the plugin is refused whole: {e}"));
+    assert_eq!(added, kept, "{mode}");
+    let registry = host.registry();
+    assert_eq!(registry.len(), good_count + kept, "{mode}");
+    assert!(
+        host.plugins().iter().any(|(name, _)| name == "hostile"),
+        "{mode}: the plugin is loaded"
+    );
+
+    let refused = host.refused_tools();
+    let [one] = refused.as_slice() else {
+        panic!("{mode}: one tool left out: {refused:?}")
+    };
+    assert_eq!(one.plugin, "hostile", "{mode}");
+    assert_eq!(one.name, bad, "{mode}");
+    // (A duplicate's name is registered: by the first tool of that name.)
+    if !matches!(one.error, RegistryError::Duplicate(_)) {
+        assert!(registry.get(bad).is_none(), "{mode}: {bad} is registered");
+    }
+    let why = one.error.to_string();
+    assert!(!why.contains('\n'), "{mode}: not one line: {why}");
+
+    // What is registered is pinned; what is left out is not, and is no
+    // drift (not a tool new since the pins).
+    assert!(
+        host.known_drift().is_empty(),
+        "{mode}: {:?}",
+        host.known_drift()
+    );
+    let pins: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&lock).unwrap()).unwrap();
+    let pinned: usize = pins["plugins"]["hostile"]["servers"]
+        .as_object()
+        .map(|servers| {
+            servers
+                .values()
+                .map(|s| s["tools"].as_object().map_or(0, |t| t.len()))
+                .sum()
+        })
+        .unwrap_or(0);
+    assert_eq!(pinned, kept, "{mode}: {pins}");
+    if kept > 0 {
+        let echo = call(
+            &host,
+            "hostile/chaos.echo",
+            json!({"message": "still here"}),
+        )
+        .await;
+        assert_eq!(text_of(&echo), "still here", "{mode}");
+    }
+    one.error.clone()
+}
+
+/// How many tools hostile registers in mode `normal`.
+async fn normal_count() -> usize {
+    host(vec![hostile("normal")]).await.registry().len()
+}
+
 #[tokio::test]
-async fn a_schema_that_does_not_compile_refuses_the_plugin() {
-    let err = refused("bad-schema").await;
+async fn a_tool_whose_schema_does_not_compile_is_left_out_and_the_others_load() {
+    let normal = normal_count().await;
+    let err = left_out("bad-schema", "hostile/chaos.broken", normal).await;
     assert!(
         matches!(
             &err,
-            HostError::Registry {
-                source: RegistryError::InvalidSchema { name, .. },
-                ..
-            } if name == "hostile/chaos.broken"
+            RegistryError::InvalidSchema { name, which: "input", .. } if name == "hostile/chaos.broken"
         ),
         "{err:?}"
     );
 
-    let err = refused("not-json-schema").await;
-    assert!(err.to_string().contains("broken"), "{err}");
-
-    let err = refused("bad-output-schema").await;
+    let err = left_out("bad-output-schema", "hostile/chaos.typo", normal).await;
     assert!(
         matches!(
             &err,
-            HostError::Registry {
-                source: RegistryError::InvalidSchema { name, which: "output", .. },
-                ..
-            } if name == "hostile/chaos.typo"
+            RegistryError::InvalidSchema { name, which: "output", .. } if name == "hostile/chaos.typo"
         ),
         "{err:?}"
     );
     assert!(err.to_string().contains("invalid output schema"), "{err}");
+
+    // A schema that is not JSON at all is refused by the loader, before
+    // the registry: the whole plugin, as before.
+    let err = refused("not-json-schema").await;
+    assert!(
+        matches!(err, HostError::Load(LoadError::InvalidRegistration { .. })),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("broken"), "{err}");
 }
 
 #[tokio::test]
-async fn duplicate_and_badly_named_tools_are_refused() {
-    let err = refused("duplicate").await;
+async fn a_duplicate_or_badly_named_tool_is_left_out_and_the_others_load() {
+    let normal = normal_count().await;
+    // The first `echo` stays; the second is left out.
+    let err = left_out("duplicate", "hostile/chaos.echo", normal).await;
     assert!(
-        matches!(
-            &err,
-            HostError::Registry { source: RegistryError::Duplicate(name), .. }
-                if name == "hostile/chaos.echo"
-        ),
+        matches!(&err, RegistryError::Duplicate(name) if name == "hostile/chaos.echo"),
+        "{err:?}"
+    );
+    let host = host(vec![hostile("duplicate")]).await;
+    let echo = host.registry().get("hostile/chaos.echo").cloned().unwrap();
+    assert_ne!(echo.definition.description, "A second tool named echo.");
+
+    let err = left_out("bad-name", "hostile/chaos.bad name!", normal).await;
+    assert!(
+        matches!(&err, RegistryError::InvalidName { what: "tool", name, .. } if name == "bad name!"),
         "{err:?}"
     );
 
-    let err = refused("bad-name").await;
+    // Its one tool is under a bad server name: the plugin loads with none.
+    let err = left_out("bad-server", "hostile/Chaos!.echo", 0).await;
+    assert!(
+        matches!(&err, RegistryError::InvalidName { what: "server", name, .. } if name == "Chaos!"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_plugin_refused_whole_leaves_no_tool_behind_as_left_out() {
+    let host = HostBuilder::new().build().await.unwrap();
+    // Its tools are screened (the broken one left out), then the whole
+    // registration is over its total: the plugin is refused, and nothing
+    // it told stays.
+    let mut tools: Vec<serde_json::Value> = (0..100)
+        .map(|i| json!({"name": format!("t{i:02}"), "description": "d", "input_schema": "{}"}))
+        .collect();
+    tools.push(json!({"name": "broken", "description": "d", "input_schema": r#"{"type":12}"#}));
+    let mut spec = hostile("custom");
+    spec.config = json!({"mode": "custom", "servers": [{"name": "chaos", "tools": tools}]});
+    // The text the plugin sends is within it; the full names are not.
+    spec.limits.registration.total_bytes = 1000;
+    let err = host.load_plugin(spec).await.unwrap_err();
     assert!(
         matches!(
             &err,
             HostError::Registry {
-                source: RegistryError::InvalidName { what: "tool", .. },
+                source: RegistryError::OverLimit {
+                    limit: RegistrationLimit::Total,
+                    ..
+                },
                 ..
             }
         ),
         "{err:?}"
     );
+    assert!(host.registry().is_empty());
+    assert!(
+        host.refused_tools().is_empty(),
+        "{:?}",
+        host.refused_tools()
+    );
 
-    let err = refused("bad-server").await;
+    // Too many tools, and a bad plugin name: refused whole as before.
+    let mut spec = hostile("bad-schema");
+    spec.limits.registration.tools = 2;
+    let err = host.load_plugin(spec).await.unwrap_err();
+    assert!(err.to_string().contains("limits.tools"), "{err}");
+    let mut spec = hostile("bad-schema");
+    spec.name = "Bad".into();
+    let err = host.load_plugin(spec).await.unwrap_err();
     assert!(
         matches!(
             &err,
             HostError::Registry {
-                source: RegistryError::InvalidName { what: "server", .. },
+                source: RegistryError::InvalidName { what: "plugin", .. },
                 ..
             }
         ),
         "{err:?}"
     );
+    assert!(host.registry().is_empty());
+    assert!(
+        host.refused_tools().is_empty(),
+        "{:?}",
+        host.refused_tools()
+    );
+
+    // The same plugin, within its limits, loads and tells its one bad tool.
+    host.load_plugin(hostile("bad-schema")).await.unwrap();
+    let refused = host.refused_tools();
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(refused[0].name, "hostile/chaos.broken");
 }
 
 #[tokio::test]

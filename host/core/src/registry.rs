@@ -9,7 +9,10 @@
 //!   splitting it.
 //! - A source's tools are registered all together or not at all: a bad
 //!   name, a duplicate or a schema that does not compile refuses the whole
-//!   batch and leaves the registry as it was.
+//!   batch and leaves the registry as it was. A caller that wants each
+//!   tool judged on its own account screens them first
+//!   ([`Registry::screen`]): the tools the registry would refuse for
+//!   themselves are left out, each with why, and the rest register.
 //! - Every input schema is compiled here, once.
 //! - A registry never changes under a call: [`LiveRegistry`] swaps whole
 //!   snapshots, and a call keeps the one it started with.
@@ -40,12 +43,14 @@ mod limits;
 mod live;
 mod lookup;
 mod name;
+mod screen;
 
 pub use derived::Derived;
 use limits::Meter;
 pub use limits::{RegistrationLimit, RegistrationLimits};
 pub use live::LiveRegistry;
 pub use name::{MAX_SEGMENT_LEN, MAX_TOOL_NAME_LEN, ToolName, check_segment, check_tool_name};
+pub use screen::RefusedTool;
 
 /// A registered tool.
 #[derive(Debug)]
@@ -160,7 +165,8 @@ impl Registry {
     /// `name` is the source's name in the host config (the plugin's), the
     /// first part of every tool name. Every name is checked, every limit
     /// applied, every schema compiled and every duplicate refused before
-    /// anything is inserted.
+    /// anything is inserted. [`Registry::screen`] first leaves out the
+    /// tools that would be refused each for itself.
     pub fn register(
         &mut self,
         name: &str,
@@ -346,37 +352,13 @@ impl Registry {
         drop(servers);
         let mut batch: BTreeMap<String, Arc<RegisteredTool>> = BTreeMap::new();
         for pending in tools {
-            let tool_name = if bare {
-                ToolName::bare(&pending.definition.name)?
-            } else {
-                ToolName::new(name, &pending.server, &pending.definition.name)?
-            };
+            let tool_name = screen::tool_name(name, &pending, bare)?;
             if self.tools.contains_key(tool_name.as_str()) || batch.contains_key(tool_name.as_str())
             {
                 return Err(RegistryError::Duplicate(tool_name.full));
             }
-            let definition = &pending.definition;
-            meter.text(
-                &tool_name,
-                RegistrationLimit::Description,
-                &definition.description,
-            )?;
-            if let Some(title) = &definition.title {
-                meter.text(&tool_name, RegistrationLimit::Title, title)?;
-            }
-            meter.spend(tool_name.as_str().len())?;
-            let compile =
-                |meter: &mut Meter<'_>, which: &'static str, schema: &serde_json::Value| {
-                    meter.schema(&tool_name, which, schema)?;
-                    CompiledSchema::compile(schema, limits.schema_cost)
-                        .map_err(|e| meter.schema_refused(&tool_name, which, e))
-                };
-            let schema = compile(&mut meter, "input", &definition.input_schema)?;
-            let output_schema = definition
-                .output_schema
-                .as_ref()
-                .map(|schema| compile(&mut meter, "output", schema))
-                .transpose()?;
+            let (schema, output_schema) =
+                screen::compiled(&tool_name, &pending.definition, &mut meter, limits)?;
             let definition_hash =
                 SchemaHash::from_digest(crate::pin::definition_hash(&pending.definition));
             let entry = RegisteredTool {
@@ -450,7 +432,7 @@ mod tests {
     }
 
     #[derive(Debug)]
-    struct Nothing;
+    pub(super) struct Nothing;
     impl ToolSource for Nothing {
         fn kind(&self) -> &'static str {
             "test"
@@ -472,7 +454,7 @@ mod tests {
         }
     }
 
-    fn pending(server: &str, name: &str) -> PendingTool {
+    pub(super) fn pending(server: &str, name: &str) -> PendingTool {
         PendingTool {
             server: server.to_owned(),
             definition: ToolDefinition {

@@ -265,6 +265,7 @@ impl HostBuilder {
             loaded: RwLock::new(Loaded::default()),
             loading: tokio::sync::Mutex::new(()),
             repinned: Mutex::default(),
+            refused: Mutex::default(),
             #[cfg(feature = "mcp")]
             store: config_path
                 .as_deref()

@@ -4,7 +4,12 @@
 //!
 //! Invariants:
 //! - All or nothing: a plugin that fails anywhere leaves the registry, the
-//!   lock and the host's list of plugins as they were.
+//!   lock, the host's list of plugins and its lists of what loading told
+//!   (tools pinned again, tools left out) as they were.
+//! - Each of the plugin's own tools is judged on its own account first: one
+//!   the registry would refuse for itself is left out, with why
+//!   ([`Host::refused_tools`]), before anything is pinned, so it is never
+//!   pinned, locked or shown as drift; the others register.
 //! - A plugin name is taken once: a second plugin of that name is refused
 //!   before anything of it is read.
 
@@ -60,6 +65,15 @@ impl Host {
     /// lock if the plugin added pins (never when `locked`). Returns how
     /// many tools it added.
     ///
+    /// Each of the plugin's own tools that the registry refuses for itself
+    /// (a bad name, a duplicate, a description or title over its limit, a
+    /// schema that does not compile or is over its limits) is left out and
+    /// recorded with why ([`Host::refused_tools`]); the plugin's other
+    /// tools register. Its name, its limits on the number of tools and
+    /// servers and on the registration's total size, and the loader's
+    /// checks of the text it sends (sizes, schemas that are not JSON)
+    /// still refuse it whole.
+    ///
     /// The MCP servers the plugin declares are started (or reached) and
     /// listed concurrently, each as a source of its own. One that its
     /// grants refuse, that fails to start, or whose tools are refused is
@@ -82,9 +96,11 @@ impl Host {
         }
         let before = self.state.with_lock(|lock| lock.clone());
         let told = self.state.repinned_len();
+        let refused = self.state.refused_len();
         let loaded = self.load_whole(spec).await;
         if loaded.is_err() {
             self.state.forget_repinned(told);
+            self.state.forget_refused(refused);
             if let Some(before) = before {
                 *self.state.lock_state() = Some(before);
             }
@@ -148,6 +164,8 @@ impl Host {
                     .unwrap_or(false),
             },
         };
+        let (tools, refused) = Registry::screen(&name, tools, &limits.registration);
+        self.state.tell_refused(refused);
         let (servers, pending) = self.own_servers(&name, &declarations, tools, pinning)?;
         let guard = Arc::new(Guarded::plugin_of(Arc::new(plugin), servers));
         #[cfg(feature = "mcp")]

@@ -61,9 +61,12 @@ fn text(seen: &Inspection) -> String {
     if seen.imports.is_empty() {
         out.push_str("  (none read)\n");
     }
+    // "Can use": whether the plugin needs a grant is its author's to say;
+    // std brings `wasi:cli/environment` and `wasi:filesystem` into every
+    // Rust component whether it reads a variable or a file or not.
     for import in &seen.imports {
         match import.needs {
-            Some(needs) => out.push_str(&format!("  {}  needs {needs}\n", import.name)),
+            Some(needs) => out.push_str(&format!("  {}  can use {needs}\n", import.name)),
             None => out.push_str(&format!("  {}\n", import.name)),
         }
     }
@@ -100,7 +103,55 @@ fn text(seen: &Inspection) -> String {
         }
         Err(why) => out.push_str(&format!("it does not load: {why}\n")),
     }
+    out.push_str(&grants_block(seen));
     out
+}
+
+/// A `[plugins.NAME.grants]` block to paste into a config, with one line,
+/// commented out, per kind of grant the component's imports can use: the
+/// plugin is granted nothing until a line is kept and filled in.
+fn grants_block(seen: &Inspection) -> String {
+    let can_use = |prefix: &str| {
+        seen.imports.iter().any(|i| {
+            let interface = i.name.split('@').next().unwrap_or(&i.name);
+            interface.starts_with(prefix)
+        })
+    };
+    let lines: Vec<&str> = [
+        (
+            "wasi:filesystem/",
+            "# dirs = [{ host = \".\", guest = \"/workspace\", mode = \"read-only\" }]",
+        ),
+        ("wasi:cli/environment", "# env = [\"HOME\"]"),
+        ("tiny-harness:plugin/exec", "# exec = [\"wc\"]"),
+        ("wasi:http/", "# net = [\"https://api.example.com\"]"),
+    ]
+    .into_iter()
+    .filter_map(|(prefix, line)| can_use(prefix).then_some(line))
+    .collect();
+    if lines.is_empty() {
+        return "grants: none of its imports can use one\n".to_owned();
+    }
+    let name = seen
+        .path
+        .to_str()
+        .and_then(|p| p.strip_prefix(tiny_harness_wasm::builtin::PREFIX))
+        .map(str::to_owned)
+        .or_else(|| {
+            seen.path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .map(|s| s.replace('_', "-"))
+        })
+        .unwrap_or_else(|| "NAME".to_owned());
+    let mut block = format!(
+        "grants it can use, to paste and keep what it needs (it is granted nothing else):\n  [plugins.{}.grants]\n",
+        one_line(&name)
+    );
+    for line in lines {
+        block.push_str(&format!("  {line}\n"));
+    }
+    block
 }
 
 /// The annotations a tool declares, by name.

@@ -61,7 +61,9 @@ pub(super) struct Session {
 impl Session {
     /// Loads the config, builds the host (with the intrinsics when
     /// `intrinsics`), says where its pins came from when they moved to a
-    /// lock of its own, and what the command is to hear (`heard`).
+    /// lock of its own, which tools of a plugin were left out and why
+    /// (whatever the command), and what the command is to hear
+    /// (`heard`).
     pub(super) async fn open(
         globals: &Globals,
         intrinsics: bool,
@@ -90,6 +92,14 @@ impl Session {
         note_lock_migration(&host, globals.locked);
         for line in pins::repinned_lines(&host) {
             eprintln!("tiny-harness: {line}");
+        }
+        for refused in host.refused_tools() {
+            eprintln!(
+                "tiny-harness: warning: plugin {}: tool {} is not registered: {}",
+                one_line(&refused.plugin),
+                one_line(&refused.name),
+                one_line(&refused.error.to_string())
+            );
         }
         tell(&host, heard);
         Ok(Session {

@@ -56,13 +56,42 @@ fn a_plugin_is_described_with_its_hash_version_imports_and_tools() {
 }
 
 #[test]
-fn imports_say_which_grants_they_need() {
+fn imports_say_which_grants_they_can_use_and_a_block_to_paste_follows() {
     let (code, out, err) = inspect(&[wasm("net").to_str().unwrap()]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        out.contains("wasi:http/outgoing-handler@0.2.12  needs net grants"),
+        out.contains("wasi:http/outgoing-handler@0.2.12  can use net grants"),
         "{out}"
     );
+    // Ready to paste: a grants table whose every line is commented out, one
+    // per kind of grant its imports can use, in a form the config takes.
+    let block: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("grants it can use"))
+        .skip(1)
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        block,
+        [
+            "[plugins.net.grants]",
+            "# env = [\"HOME\"]",
+            "# net = [\"https://api.example.com\"]"
+        ],
+        "{out}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let uncommented: String = block
+        .iter()
+        .map(|l| format!("{}\n", l.trim_start_matches("# ")))
+        .collect();
+    std::fs::write(
+        dir.path().join("t.toml"),
+        format!("[plugins.net]\npath = \"builtin:net\"\n{uncommented}"),
+    )
+    .unwrap();
+    let listed = super::run_in(dir.path(), &["--config", "t.toml", "tools"], None);
+    assert_eq!(listed.status.code(), Some(0), "{}", super::stderr(&listed));
     assert!(out.contains("targets: tiny-harness:plugin@0.3.0"), "{out}");
     assert!(
         out.contains("http.get [read-only, idempotent, open-world]"),

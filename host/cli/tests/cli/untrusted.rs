@@ -199,6 +199,73 @@ fn a_register_error_is_one_escaped_line() {
     assert!(!has_raw_controls(&line), "{line:?}");
 }
 
+/// A tool the registry refuses is left out with one warning line that
+/// names it and says why; the plugin's other tools load and are listed.
+#[test]
+fn a_tool_the_registry_refuses_is_one_warning_line_and_the_others_load() {
+    let dir = tempfile::tempdir().unwrap();
+    hostile_config(
+        dir.path(),
+        "broken",
+        "[plugins.hostile.config]\nmode = \"bad-schema\"\n",
+    );
+    let warning = "tiny-harness: warning: plugin hostile: tool hostile/chaos.broken is not \
+                   registered: tool hostile/chaos.broken has an invalid input schema: ";
+    // The first run pins the others; the next, held to that lock, says
+    // the same.
+    for run in ["first", "second"] {
+        let output = run_in(dir.path(), &["--config", "broken.toml", "tools"], None);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(0), "{run}: {err}");
+        let text = stdout(&output);
+        assert!(
+            text.lines().any(|l| l.starts_with("hostile/chaos.echo ")),
+            "{run}: {text}"
+        );
+        assert!(
+            text.lines().any(|l| l.starts_with("hostile/chaos.record ")),
+            "{run}: {text}"
+        );
+        assert!(!text.contains("broken"), "{run}: {text}");
+        let lines: Vec<&str> = err.lines().collect();
+        let [line] = lines.as_slice() else {
+            panic!("{run}: one line on stderr: {err:?}")
+        };
+        assert!(line.starts_with(warning), "{run}: {line}");
+    }
+    let lock = std::fs::read_to_string(dir.path().join("broken.lock")).unwrap();
+    assert!(
+        lock.contains("\"echo\"") && !lock.contains("broken"),
+        "{lock}"
+    );
+
+    // A refused name a terminal would act on is escaped.
+    let other = dir.path().join("named");
+    std::fs::create_dir(&other).unwrap();
+    hostile_config(
+        &other,
+        "named",
+        "[plugins.hostile.config]\nmode = \"custom\"\n\n\
+         [[plugins.hostile.config.servers]]\nname = \"chaos\"\n\n\
+         [[plugins.hostile.config.servers.tools]]\nname = \"echo\"\n\
+         description = \"Echoes.\"\ninput_schema = \"{}\"\n\n\
+         [[plugins.hostile.config.servers.tools]]\nname = \"bad\\u001b[2J\\nforged\"\n\
+         description = \"d\"\ninput_schema = \"{}\"\n",
+    );
+    let output = run_in(&other, &["--config", "named.toml", "tools"], None);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(!has_raw_controls(&err), "{err:?}");
+    assert_eq!(err.lines().count(), 1, "{err:?}");
+    assert!(
+        err.starts_with(
+            r"tiny-harness: warning: plugin hostile: tool hostile/chaos.bad\x1b[2J\nforged is not registered: invalid tool name "
+        ),
+        "{err}"
+    );
+    assert!(stdout(&output).contains("hostile/chaos.echo "));
+}
+
 /// The error a plugin's `call` returns reaches the terminal escaped.
 #[test]
 fn a_call_error_reaches_the_terminal_escaped() {
