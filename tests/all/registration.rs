@@ -262,6 +262,20 @@ async fn a_tool_whose_schema_does_not_compile_is_left_out_and_the_others_load() 
     );
     assert!(err.to_string().contains("invalid output schema"), "{err}");
 
+    // A schema for something other than an object (what a Rust tool that
+    // takes a `String` derives): such a tool could never be called.
+    let err = left_out("string-args", "hostile/chaos.broken", normal).await;
+    assert!(
+        matches!(&err, RegistryError::InvalidSchema { which: "input", .. }),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains(
+            "its type is \"string\", not \"object\": a tool's arguments are a JSON object"
+        ),
+        "{err}"
+    );
+
     // A schema that is not JSON at all is refused by the loader, before
     // the registry: the whole plugin, as before.
     let err = refused("not-json-schema").await;

@@ -176,6 +176,8 @@ impl Guest for Hostile {
                 r##"{"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}"##,
             )),
             "bad-schema" => tools.push(broken_tool(r#"{"type": 12}"#)),
+            // What a Rust tool taking a `String` derives.
+            "string-args" => tools.push(broken_tool(r#"{"type": "string"}"#)),
             "not-json-schema" => tools.push(broken_tool("{not json")),
             "bad-output-schema" => tools.push(ToolDefinition {
                 name: "typo".into(),

@@ -124,6 +124,13 @@ pub(super) fn compiled(
         CompiledSchema::compile(schema, limits.schema_cost)
             .map_err(|e| meter.schema_refused(tool_name, which, e))
     };
+    if let Some(reason) = not_for_objects(&definition.input_schema) {
+        return Err(RegistryError::InvalidSchema {
+            name: tool_name.full.clone(),
+            which: "input",
+            reason,
+        });
+    }
     let schema = compile(meter, "input", &definition.input_schema)?;
     let output_schema = definition
         .output_schema
@@ -131,6 +138,31 @@ pub(super) fn compiled(
         .map(|schema| compile(meter, "output", schema))
         .transpose()?;
     Ok((schema, output_schema))
+}
+
+/// Why an input schema admits no JSON object, if it says so at its root:
+/// a tool's arguments are one object (MCP's `inputSchema` and every
+/// provider's parameters are object schemas), so such a tool could never
+/// be called. A schema that does not name its type is not judged here.
+fn not_for_objects(schema: &serde_json::Value) -> Option<String> {
+    const FIX: &str =
+        "a tool's arguments are a JSON object (in Rust, take a struct with named fields)";
+    match schema {
+        serde_json::Value::Bool(false) => Some(format!("it admits nothing: {FIX}")),
+        serde_json::Value::Object(root) => match root.get("type") {
+            Some(serde_json::Value::String(kind)) if kind != "object" => Some(format!(
+                "its type is {}, not \"object\": {FIX}",
+                crate::display::one_line_cut(&format!("{kind:?}"), 40)
+            )),
+            Some(serde_json::Value::Array(kinds))
+                if !kinds.iter().any(|k| k.as_str() == Some("object")) =>
+            {
+                Some(format!("none of its types is \"object\": {FIX}"))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// `<plugin>/<server>.<tool>` for a tool whose name may break the rules:
@@ -265,5 +297,43 @@ mod tests {
             "{name}"
         );
         assert!(name.chars().count() < 300, "{}", name.len());
+    }
+
+    #[test]
+    fn an_input_schema_that_admits_no_object_is_refused_saying_why() {
+        let limits = RegistrationLimits::default();
+        let with = |name: &str, schema: serde_json::Value| {
+            let mut tool = pending("s", name);
+            tool.definition.input_schema = schema;
+            tool
+        };
+        let offered = vec![
+            with("text", serde_json::json!({"type": "string"})),
+            with("list", serde_json::json!({"type": ["array", "null"]})),
+            with("never", serde_json::json!(false)),
+            with("any", serde_json::json!({})),
+            with("maybe", serde_json::json!({"type": ["object", "null"]})),
+            with("plain", serde_json::json!({"type": "object"})),
+        ];
+        let (kept, refused) = Registry::screen("p", offered, &limits);
+        assert_eq!(names(&kept), ["s.any", "s.maybe", "s.plain"]);
+        let why: Vec<String> = refused.iter().map(|r| r.error.to_string()).collect();
+        assert_eq!(why.len(), 3, "{why:?}");
+        assert!(
+            why[0].contains(
+                "its type is \"string\", not \"object\": a tool's arguments are a JSON object"
+            ),
+            "{why:?}"
+        );
+        assert!(
+            why[1].contains("none of its types is \"object\""),
+            "{why:?}"
+        );
+        assert!(why[2].contains("it admits nothing"), "{why:?}");
+        assert!(
+            refused
+                .iter()
+                .all(|r| matches!(r.error, RegistryError::InvalidSchema { which: "input", .. }))
+        );
     }
 }
