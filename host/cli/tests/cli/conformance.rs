@@ -130,7 +130,7 @@ fn the_official_conformance_suite_passes_every_client_scenario_but_those_refused
             "-o".as_ref(),
             results.path().as_os_str(),
         ]);
-        let output = conformance(&node, &suite, &args);
+        let output = timed_again(|| conformance(&node, &suite, &args));
         let stdout = String::from_utf8_lossy(&output.stdout);
         let summary: Vec<&str> = stdout
             .lines()
@@ -200,12 +200,14 @@ fn a_login_first_on_a_server_that_needs_none_says_so_and_changes_nothing() {
             "-o".as_ref(),
             results.path().as_os_str(),
         ];
-        let output = conformance_with(
-            &node,
-            &suite,
-            &args,
-            &[("TINY_HARNESS_LOGIN_FIRST", report.as_os_str())],
-        );
+        let output = timed_again(|| {
+            conformance_with(
+                &node,
+                &suite,
+                &args,
+                &[("TINY_HARNESS_LOGIN_FIRST", report.as_os_str())],
+            )
+        });
         assert!(
             output.status.success(),
             "{scenario}: {}\n{}",
@@ -256,6 +258,31 @@ fn a_login_first_on_a_server_that_needs_none_says_so_and_changes_nothing() {
             "{login}"
         );
     }
+}
+
+/// The warning `sse-retry` gives when it could not time the client: its
+/// server closes the call's stream 50 ms after the call and expects the
+/// client's GET to come after that, but the client opens its standalone
+/// GET stream at once after `initialize`, and on a loaded machine that GET
+/// can arrive after the call. The server then answers the call on it, the
+/// client is done before the 50 ms, and the suite warns that it measured
+/// nothing. The client did nothing wrong, so only this run is repeated.
+const UNTIMED: &str = "Could not measure timing";
+
+/// `run`, again (at most three times in all) while it ends with only the
+/// suite's [`UNTIMED`] race; any other outcome, pass or fail, is returned
+/// as it is. A client that never reconnects, or reconnects without
+/// `Last-Event-ID`, fails every attempt.
+fn timed_again(run: impl Fn() -> std::process::Output) -> std::process::Output {
+    let mut output = run();
+    for _ in 1..3 {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if output.status.success() || !stderr.contains(UNTIMED) {
+            break;
+        }
+        output = run();
+    }
+    output
 }
 
 fn tail(text: &str) -> String {
