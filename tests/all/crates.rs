@@ -56,11 +56,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "tiny-harness-prereq",
         ],
     ),
-    // The test harness for plugins: the facade, and the plugin host for
-    // its stand-ins.
+    // The test harness for plugins: the facade, the plugin host for its
+    // stand-ins, and the core's bounded file reads for cases files.
     (
         "tiny-harness-testing",
-        &["tiny-harness-host", "tiny-harness-wasm"],
+        &[
+            "tiny-harness-host",
+            "tiny-harness-wasm",
+            "tiny-harness-core",
+        ],
     ),
     // The gateway serves a facade's host; the wire codec names its tools
     // and the core's display helpers keep its log lines on one line. Its
@@ -90,6 +94,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "tiny-harness-mcp",
             "tiny-harness-oci",
             "tiny-harness-prereq",
+            "tiny-harness-testing",
         ],
     ),
 ];

@@ -1,8 +1,9 @@
 //! One plugin in three languages: `textstats` written in Rust on the guest
 //! SDK, in Python (componentize-py) and in JavaScript (componentize-js)
 //! loads in the host unchanged, registers exactly the definitions of
-//! `plugins/examples/textstats.json`, and answers every case of
-//! `plugins/examples/textstats-cases.json` alike. The Python and JavaScript
+//! `plugins/examples/textstats.json`, and passes every case of
+//! `plugins/examples/textstats.cases.toml` (run as `tiny-harness test`
+//! runs it) alike. The Python and JavaScript
 //! components are built by `plugins/examples/build.sh` (which `.ci/run`
 //! runs; run here when they are missing, with their toolchains installed
 //! pinned).
@@ -13,7 +14,9 @@ use std::process::Command;
 use serde_json::Value;
 use tiny_harness_host::{HostBuilder, HostError, LoadError, PluginSpec, ToolDefinition};
 
-use crate::common::{call, host, plugin_wasm};
+use tiny_harness_testing::Cases;
+
+use crate::common::{host, plugin_wasm};
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/examples")
@@ -73,9 +76,10 @@ fn as_table(definition: &ToolDefinition) -> Value {
 #[tokio::test]
 async fn three_languages_register_the_same_tools_and_pass_one_table() {
     let definitions = read_json("textstats.json");
-    let cases = read_json("textstats-cases.json");
-    let cases = cases["cases"].as_array().unwrap();
-    assert!(cases.len() >= 15);
+    let cases = Cases::load(&examples().join("textstats.cases.toml"))
+        .unwrap()
+        .len();
+    assert!(cases >= 15);
     for (language, wasm) in components() {
         let host = host(vec![PluginSpec::new(language, &wasm)]).await;
         let registry = host.registry();
@@ -90,32 +94,16 @@ async fn three_languages_register_the_same_tools_and_pass_one_table() {
             assert_eq!(as_table(&registered.definition), want, "{language}: {name}");
         }
         assert_eq!(registry.tools().count(), 2, "{language}");
-        for case in cases {
-            let what = format!("{language}: {}", case["name"]);
-            let name = format!("{language}/textstats.{}", case["tool"].as_str().unwrap());
-            let outcome = call(&host, &name, case["arguments"].clone()).await;
-            if let Some(code) = case.get("error") {
-                let err = outcome.result.as_ref().expect_err(&what);
-                assert_eq!(err.code(), code.as_str().unwrap(), "{what}");
-                if let Some(message) = case.get("message") {
-                    assert!(
-                        err.to_string().contains(message.as_str().unwrap()),
-                        "{what}: {err}"
-                    );
-                }
-            } else {
-                let result = outcome
-                    .result
-                    .as_ref()
-                    .unwrap_or_else(|e| panic!("{what}: {e}"));
-                assert!(!result.is_error, "{what}: {}", outcome.render());
-                let data = result.content.iter().find_map(|part| match part {
-                    tiny_harness_host::ContentPart::Json { data, .. } => Some(data),
-                    _ => None,
-                });
-                assert_eq!(data, Some(&case["json"]), "{what}");
-            }
-        }
+        let report = Cases::load(&examples().join("textstats.cases.toml"))
+            .unwrap()
+            .with_plugin(&wasm)
+            .with_name(language)
+            .run()
+            .await
+            .unwrap_or_else(|e| panic!("{language}: {e}"));
+        assert!(report.passed(), "{language}:\n{report}");
+        // The registered tools, then every case.
+        assert_eq!(report.cases.len(), cases + 1, "{language}");
     }
 }
 

@@ -25,6 +25,7 @@ mod replay;
 mod scaffold;
 mod serve;
 mod session;
+mod test;
 mod tools;
 mod workflow;
 
@@ -204,6 +205,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Pins { action } => pins_command(&globals, action).await,
         Command::Mcp { action } => mcp_command(&globals, action).await,
         Command::Plugin { action } => plugin_command(&globals, action).await,
+        Command::Test {
+            files,
+            plugin,
+            name,
+        } => test::test(&files, plugin.as_deref(), name.as_deref()).await,
         Command::Serve {
             stdio: _,
             http,

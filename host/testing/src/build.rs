@@ -1,12 +1,16 @@
 //! Building a plugin crate into its component, for a test that runs it.
 //!
 //! Invariants:
-//! - The nested cargo gets a target directory of its own (the crate's
-//!   `target/tiny-harness-wasm`, unless given or set by
-//!   `TINY_HARNESS_PLUGIN_TARGET_DIR`), never the one of the
-//!   `cargo test` that runs it (sharing it would wait on its lock), and
-//!   none of the outer build's flags or wrappers (they are meant for the
-//!   host, not wasm32).
+//! - The nested cargo builds where cargo itself would for the crate
+//!   (`CARGO_TARGET_DIR`, a `build.target-dir` setting, else the crate's
+//!   or its workspace's `target`: `cargo metadata`'s target directory),
+//!   unless given one or `TINY_HARNESS_PLUGIN_TARGET_DIR` says; so the
+//!   component is where `cargo build --release --target wasm32-wasip2`
+//!   leaves it. It shares that directory with the `cargo test` that runs
+//!   it without waiting: cargo locks each target and profile's directory
+//!   while it builds, and a test runs after its build.
+//! - None of the outer build's flags or wrappers reach it (they are meant
+//!   for the host, not wasm32).
 //! - The component is the one cargo reports it built, never a file that
 //!   merely lies where one would.
 
@@ -24,7 +28,6 @@ pub const TARGET_DIR_ENV: &str = "TINY_HARNESS_PLUGIN_TARGET_DIR";
 const STRIPPED_ENV: &[&str] = &[
     "CARGO_ENCODED_RUSTFLAGS",
     "RUSTFLAGS",
-    "CARGO_TARGET_DIR",
     "RUSTC_WRAPPER",
     "RUSTC_WORKSPACE_WRAPPER",
     "CARGO_BUILD_TARGET",
@@ -66,27 +69,26 @@ pub enum BuildError {
 }
 
 /// Builds the plugin crate in `dir` for `wasm32-wasip2`, release, into
-/// `target_dir` (default: [`TARGET_DIR_ENV`] if set, else
-/// `dir/target/tiny-harness-wasm`), and returns the
-/// component's path. cargo's diagnostics go to standard error.
+/// `target_dir` (default: [`TARGET_DIR_ENV`] if set, else where cargo
+/// builds the crate: `CARGO_TARGET_DIR`, or the crate's `target`), and
+/// returns the component's path. cargo's diagnostics go to standard
+/// error.
 pub fn build(dir: &Path, target_dir: Option<&Path>) -> Result<PathBuf, BuildError> {
     let target_dir = match (target_dir, std::env::var_os(TARGET_DIR_ENV)) {
-        (Some(dir), _) => dir.to_owned(),
-        (None, Some(set)) if !set.is_empty() => PathBuf::from(set),
-        (None, _) => dir.join("target/tiny-harness-wasm"),
+        (Some(dir), _) => Some(dir.to_owned()),
+        (None, Some(set)) if !set.is_empty() => Some(PathBuf::from(set)),
+        (None, _) => None,
     };
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command
         .current_dir(dir)
         .args(["build", "--release", "--target", TARGET])
-        .args([
-            "--message-format",
-            "json-render-diagnostics",
-            "--target-dir",
-        ])
-        .arg(&target_dir)
+        .args(["--message-format", "json-render-diagnostics"])
         .stderr(std::process::Stdio::inherit());
+    if let Some(target_dir) = &target_dir {
+        command.arg("--target-dir").arg(target_dir);
+    }
     for name in STRIPPED_ENV {
         command.env_remove(name);
     }

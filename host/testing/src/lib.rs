@@ -25,6 +25,10 @@
 //! # }
 //! ```
 //!
+//! A cases file says the same as data (the plugin, its grants, the
+//! script, the calls and what must come back), run by `tiny-harness test`
+//! or by [`Cases`] here: see [`cases`].
+//!
 //! Invariants:
 //! - A call goes through the production path exactly: the host's
 //!   registry, validation against the tool's schema, limits, the sandbox,
@@ -42,6 +46,7 @@
 //!   removed when the [`Running`] plugin is dropped.
 
 mod build;
+pub mod cases;
 mod script;
 
 use std::path::{Path, PathBuf};
@@ -54,6 +59,7 @@ use tiny_harness_host::{
 };
 
 pub use build::{BuildError, TARGET_DIR_ENV, build};
+pub use cases::{Cases, CasesError};
 pub use script::{Page, Program, Ran};
 pub use tiny_harness_host::{DirMode, Limits};
 pub use tiny_harness_wasm::HttpRequest as Fetched;

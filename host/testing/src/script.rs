@@ -187,9 +187,19 @@ pub struct Ran {
     pub granted: bool,
 }
 
+/// Whose words the script's hints are in: a Rust test's builder calls,
+/// or a cases file's tables.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    #[default]
+    Rust,
+    Cases,
+}
+
 /// The script, and what the plugin asked of it.
 #[derive(Debug, Default)]
 pub(crate) struct Script {
+    pub(crate) dialect: Dialect,
     pub(crate) granted: Vec<String>,
     pub(crate) programs: Vec<Program>,
     pub(crate) pages: Vec<Page>,
@@ -211,9 +221,12 @@ impl StandIn for Script {
             });
         }
         if !granted {
+            let how = match self.dialect {
+                Dialect::Rust => "(in a test, PluginTest::grant_program)",
+                Dialect::Cases => "in [plugin.grants]",
+            };
             return Err(ExecError::Denied(format!(
-                "program {:?} is not granted: grant it with exec = [{:?}] \
-                 (in a test, PluginTest::grant_program)",
+                "program {:?} is not granted: grant it with exec = [{:?}] {how}",
                 command.program, command.program
             )));
         }
@@ -222,11 +235,18 @@ impl StandIn for Script {
                 Some(message) => Err(ExecError::Failed(message.clone())),
                 None => Ok(program.output.clone()),
             },
-            None => Err(ExecError::Failed(format!(
-                "the test scripts no answer for {} {:?}: add \
-                 Program::new({:?}).args({:?}) to it",
-                command.program, command.args, command.program, command.args
-            ))),
+            None => Err(ExecError::Failed(match self.dialect {
+                Dialect::Rust => format!(
+                    "the test scripts no answer for {} {:?}: add \
+                     Program::new({:?}).args({:?}) to it",
+                    command.program, command.args, command.program, command.args
+                ),
+                Dialect::Cases => format!(
+                    "the test scripts no answer for {} {:?}: add a [[program]] \
+                     with program = {:?} and args = {:?}",
+                    command.program, command.args, command.program, command.args
+                ),
+            })),
         }
     }
 
@@ -239,10 +259,16 @@ impl StandIn for Script {
                 Some(message) => Err(StandInError::Unanswered(message.clone())),
                 None => Ok(page.response.clone()),
             },
-            None => Err(StandInError::Unanswered(format!(
-                "the test scripts no answer for {} {}: add Page::new({:?}) to it",
-                request.method, request.url, request.url
-            ))),
+            None => Err(StandInError::Unanswered(match self.dialect {
+                Dialect::Rust => format!(
+                    "the test scripts no answer for {} {}: add Page::new({:?}) to it",
+                    request.method, request.url, request.url
+                ),
+                Dialect::Cases => format!(
+                    "the test scripts no answer for {} {}: add a [[page]] with url = {:?}",
+                    request.method, request.url, request.url
+                ),
+            })),
         }
     }
 }

@@ -1,7 +1,7 @@
 // textstats, in JavaScript: counts the words, lines and characters of a
 // text and lists its most frequent terms. The same plugin is written in
 // Rust and Python beside this one; all three register the definitions of
-// ../textstats.json and answer ../textstats-cases.json alike.
+// ../textstats.json and answer ../textstats.cases.toml alike.
 //
 // Built with componentize-js (see ../build.sh): the world's exports are
 // this module's `register` and `call`; an `err` is thrown as a plain

@@ -1,7 +1,7 @@
 """textstats, in Python: counts the words, lines and characters of a text
 and lists its most frequent terms. The same plugin is written in Rust and
 JavaScript beside this one; all three register the definitions of
-../textstats.json and answer ../textstats-cases.json alike.
+../textstats.json and answer ../textstats.cases.toml alike.
 
 Built with componentize-py (see ../build.sh):
     componentize-py -d ../../../wit -w plugin componentize textstats -o textstats-python.wasm

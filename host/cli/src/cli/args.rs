@@ -185,6 +185,25 @@ pub(super) enum Command {
         #[command(subcommand)]
         action: PluginAction,
     },
+    /// Run a plugin's cases files: each names the plugin (a component, with the command that
+    /// builds it, or a Rust crate to build), its grants, the programs and pages it reaches as
+    /// scripted (nothing runs, nothing is sent), and calls with what must come back. Each
+    /// call goes through the host as a model's would. Prints a line per case, with the call,
+    /// what was expected and what came back for each that failed. Exit code 1 when a case
+    /// fails, 2 when a file cannot be run (one line says why). The format:
+    /// docs/plugin-authoring.md.
+    Test {
+        /// The cases files (TOML, or JSON when the name ends in .json).
+        #[arg(required = true, value_name = "CASES")]
+        files: Vec<PathBuf>,
+        /// Run this component instead of the one each file names (and build nothing): one
+        /// file of cases for a plugin written in several languages.
+        #[arg(long, value_name = "FILE.wasm")]
+        plugin: Option<PathBuf>,
+        /// Name the plugin NAME instead of what each file says.
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -246,12 +265,13 @@ pub(super) enum PluginAction {
         password_stdin: bool,
     },
     /// Start a new plugin that builds, registers and passes its own test at once, with a
-    /// config to try it with. Rust: a crate on the guest SDK (tools as functions, schemas
-    /// from their types) with a test that runs it in the real host (`cargo test`); until the
-    /// SDK and the test harness are published, it uses them by the path of the checkout this
-    /// binary was built from (or --sdk). Python and JavaScript: the app, the world's WIT, a
-    /// build.sh that installs componentize-py or componentize-js pinned, and a test.sh that
-    /// calls it through tiny-harness. Prints how to build, test and try it.
+    /// config to try it with (marked dev = true) and a cases.toml of calls that `tiny-harness
+    /// test` runs. Rust: a crate on the guest SDK (tools as functions, schemas from their
+    /// types) whose `cargo test` runs the cases through this binary; until the SDK is
+    /// published, it uses it by the path of the checkout this binary was built from (or
+    /// --sdk). Python and JavaScript: the app, the world's WIT, a build.sh that installs
+    /// componentize-py or componentize-js pinned, and a test.sh that runs the cases. Prints
+    /// how to build, test and try it.
     New {
         /// Its name: 1 to 64 characters of a-z, 0-9, '_' and '-', starting with a letter.
         /// It names the crate, the server and the plugin in the config.
@@ -262,8 +282,8 @@ pub(super) enum PluginAction {
         /// Where to write it (default: ./NAME). It must not exist or be empty.
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
-        /// The tiny-harness checkout whose guest SDK (plugins/sdk) and test harness
-        /// (host/testing) it uses (default: the one this binary was built from).
+        /// The tiny-harness checkout whose guest SDK (plugins/sdk) a Rust plugin uses (default:
+        /// the one this binary was built from).
         #[arg(long, value_name = "PATH")]
         sdk: Option<PathBuf>,
     },
@@ -398,6 +418,10 @@ pub(super) enum McpAction {
 /// The global options each command takes no notice of, by the command's
 /// path: hidden from its `--help`, and refused when given to it.
 const UNUSED_GLOBALS: &[(&[&str], &[&str])] = &[
+    (
+        &["test"],
+        &["config", "no_cache", "journal", "journal_full", "locked"],
+    ),
     (
         &["plugin", "new"],
         &["config", "no_cache", "journal", "journal_full", "locked"],

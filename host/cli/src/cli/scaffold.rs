@@ -6,9 +6,11 @@
 //! - Nothing is written unless everything is: the files are written into
 //!   a new directory beside the destination, then renamed into place; a
 //!   destination that exists and is not empty is refused.
-//! - The scaffold depends on the guest SDK and the test harness by the
-//!   path of a checkout (the one this binary was built from, or `--sdk`),
-//!   checked before anything is written; it says so.
+//! - A Rust scaffold depends on the guest SDK by the path of a checkout
+//!   (the one this binary was built from, or `--sdk`), checked before
+//!   anything is written; it says so.
+//! - Every scaffold's test runs its `cases.toml` through this binary
+//!   (`tiny-harness test`), so no test compiles the host.
 
 use std::path::{Path, PathBuf};
 
@@ -52,7 +54,7 @@ pub(crate) enum ScaffoldError {
     },
     /// The checkout holding the SDK is not there.
     #[error(
-        "{} holds no tiny-harness checkout with the guest SDK (plugins/sdk) and test harness (host/testing): give --sdk PATH to one",
+        "{} holds no tiny-harness checkout with the guest SDK (plugins/sdk): give --sdk PATH to one",
         sdk.display()
     )]
     NoSdk {
@@ -172,6 +174,11 @@ fn files(lang: Lang, name: &str, sdk: &Path) -> Vec<(&'static str, String, bool)
                 false,
             ),
             (
+                "cases.toml",
+                fill(include_str!("../../templates/rust/cases.toml.in")),
+                false,
+            ),
+            (
                 "tiny-harness.toml",
                 fill(include_str!("../../templates/rust/tiny-harness.toml.in")),
                 false,
@@ -202,6 +209,11 @@ fn files(lang: Lang, name: &str, sdk: &Path) -> Vec<(&'static str, String, bool)
                 "test.sh",
                 fill(include_str!("../../templates/python/test.sh.in")),
                 true,
+            ),
+            (
+                "cases.toml",
+                fill(include_str!("../../templates/python/cases.toml.in")),
+                false,
             ),
             (
                 "tiny-harness.toml",
@@ -242,6 +254,11 @@ fn files(lang: Lang, name: &str, sdk: &Path) -> Vec<(&'static str, String, bool)
                 true,
             ),
             (
+                "cases.toml",
+                fill(include_str!("../../templates/js/cases.toml.in")),
+                false,
+            ),
+            (
                 "tiny-harness.toml",
                 fill(include_str!("../../templates/js/tiny-harness.toml.in")),
                 false,
@@ -275,9 +292,7 @@ pub(crate) fn scaffold(
     }
     let sdk = sdk.map_or_else(built_from, Path::to_owned);
     let sdk = std::fs::canonicalize(&sdk).unwrap_or(sdk);
-    if !sdk.join("plugins/sdk/Cargo.toml").is_file()
-        || !sdk.join("host/testing/Cargo.toml").is_file()
-    {
+    if !sdk.join("plugins/sdk/Cargo.toml").is_file() {
         return Err(ScaffoldError::NoSdk { sdk });
     }
     write_all(&dir, &files(lang, name, &sdk)).map_err(|e| ScaffoldError::Write {
@@ -289,10 +304,10 @@ pub(crate) fn scaffold(
     Ok(match lang {
         Lang::Rust => format!(
             "Created the Rust plugin {name} in {shown}.\n\
-             It uses the guest SDK and the test harness of the checkout at {sdk} by path, until they are published.\n\
+             It uses the guest SDK of the checkout at {sdk} by path, until it is published.\n\
              \n\
-             Build it:  cd {shown} && cargo build --release --target wasm32-wasip2\n\
-             Test it:   cargo test   (builds it and runs it in the real host)\n\
+             Build it:  cd {shown} && cargo build --release --target wasm32-wasip2 --target-dir target\n\
+             Test it:   cargo test   (builds it and runs the calls of cases.toml through tiny-harness)\n\
              Try it:    tiny-harness --config tiny-harness.toml call {name}/{name}.greet '{{\"name\":\"Ada\"}}'\n\
              Look:      tiny-harness plugin inspect target/wasm32-wasip2/release/{crate_name}.wasm",
             sdk = sdk.display(),
@@ -307,7 +322,7 @@ pub(crate) fn scaffold(
                  The first build installs {toolchain}, pinned with hashes.\n\
                  \n\
                  Build it:  cd {shown} && ./build.sh\n\
-                 Test it:   ./test.sh   (builds it and calls it through tiny-harness)\n\
+                 Test it:   ./test.sh   (builds it and runs the calls of cases.toml through tiny-harness)\n\
                  Try it:    tiny-harness --config tiny-harness.toml call {name}/{name}.greet '{{\"name\":\"Ada\"}}'\n\
                  Look:      tiny-harness plugin inspect {crate_name}.wasm"
             )

@@ -10,6 +10,7 @@
 
 mod add;
 mod bundled;
+mod cases;
 mod concurrent;
 mod conformance;
 mod docs;

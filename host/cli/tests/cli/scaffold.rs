@@ -41,7 +41,7 @@ fn a_new_rust_plugin_builds_registers_and_passes_its_own_test() {
     );
     let dir = home.path().join("word-count");
     assert!(
-        told.contains("cargo build --release --target wasm32-wasip2"),
+        told.contains("cargo build --release --target wasm32-wasip2 --target-dir target"),
         "{told}"
     );
     assert!(told.contains("cargo test"), "{told}");
@@ -49,30 +49,48 @@ fn a_new_rust_plugin_builds_registers_and_passes_its_own_test() {
     let checkout = std::fs::canonicalize(checkout()).unwrap();
     assert!(told.contains(&checkout.display().to_string()), "{told}");
 
-    // Its own test, in its directory. The host's crates come from this
-    // checkout's target directory (built already) rather than being built
-    // again; the plugin itself is built by the test, through the harness.
+    // Its own test, in its directory: the cases run through this binary
+    // (the one that made it), and nothing of the host is compiled. The
+    // plugin is built where cargo builds (here CARGO_TARGET_DIR, shared
+    // between runs of this test).
+    let target = checkout.join("target/scaffold");
     let mut test = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     test.current_dir(&dir)
         .args(["test", "--offline"])
-        .env("CARGO_TARGET_DIR", checkout.join("target"))
-        .env(
-            "TINY_HARNESS_PLUGIN_TARGET_DIR",
-            checkout.join("target/wasm-plugins"),
-        )
+        .env("CARGO_TARGET_DIR", &target)
+        .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
+        .env_remove("TINY_HARNESS")
+        .env_remove("TINY_HARNESS_PLUGIN_TARGET_DIR")
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS");
     let tested = test.output().unwrap();
     let log = String::from_utf8_lossy(&tested.stdout);
+    let err = String::from_utf8_lossy(&tested.stderr);
+    assert!(tested.status.success(), "{log}{err}");
+    assert!(log.contains("test result: ok. 1 passed"), "{log}");
+    assert!(log.contains("4 passed, 0 failed"), "{log}");
+    let lock = std::fs::read_to_string(dir.join("Cargo.lock")).unwrap();
+    assert!(!lock.contains("name = \"wasmtime\""), "{lock}");
     assert!(
-        tested.status.success(),
-        "{log}{}",
-        String::from_utf8_lossy(&tested.stderr)
+        target
+            .join("wasm32-wasip2/release/word_count.wasm")
+            .is_file()
     );
-    assert!(log.contains("test result: ok. 2 passed"), "{log}");
+    assert!(
+        !dir.join("target").exists(),
+        "built outside CARGO_TARGET_DIR"
+    );
 
     // Then as the printed commands say: build, and try it with its config.
-    let built = cargo(&dir, &["build", "--release", "--target", "wasm32-wasip2"]);
+    let build = [
+        "build",
+        "--release",
+        "--target",
+        "wasm32-wasip2",
+        "--target-dir",
+        "target",
+    ];
+    let built = cargo(&dir, &build);
     assert!(
         built.status.success(),
         "{}",
@@ -104,7 +122,7 @@ fn a_new_rust_plugin_builds_registers_and_passes_its_own_test() {
     );
     assert_ne!(source, edited, "the scaffold's greet lost its doc comment");
     std::fs::write(&lib, edited).unwrap();
-    let built = cargo(&dir, &["build", "--release", "--target", "wasm32-wasip2"]);
+    let built = cargo(&dir, &build);
     assert!(
         built.status.success(),
         "{}",
@@ -212,7 +230,45 @@ fn new_python_and_javascript_plugins_build_and_pass_their_own_test() {
             String::from_utf8_lossy(&tested.stderr)
         );
         assert!(tested.status.success(), "{lang}: {log}");
-        assert!(log.contains("test.sh: ok"), "{lang}: {log}");
+        assert!(
+            log.contains("3 passed, 0 failed (cases.toml)"),
+            "{lang}: {log}"
+        );
+        // Again, with nothing changed: nothing is built again.
+        let again = Command::new(dir.join("test.sh"))
+            .current_dir(&dir)
+            .env("TINY_HARNESS", env!("CARGO_BIN_EXE_tiny-harness"))
+            .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
+            .output()
+            .unwrap();
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&again.stdout),
+            String::from_utf8_lossy(&again.stderr)
+        );
+        assert!(again.status.success(), "{lang}: {log}");
+        assert!(log.contains("is up to date"), "{lang}: {log}");
+        // A case that does not hold fails the test, saying what came back.
+        let cases = std::fs::read_to_string(dir.join("cases.toml")).unwrap();
+        std::fs::write(
+            dir.join("cases.toml"),
+            cases.replace("text = \"Hello, Ada!\"", "text = \"Hi, Ada!\""),
+        )
+        .unwrap();
+        let failed = Command::new(dir.join("test.sh"))
+            .current_dir(&dir)
+            .env("TINY_HARNESS", env!("CARGO_BIN_EXE_tiny-harness"))
+            .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
+            .output()
+            .unwrap();
+        let shown = String::from_utf8_lossy(&failed.stdout);
+        assert_eq!(failed.status.code(), Some(1), "{lang}: {shown}");
+        assert!(
+            shown.contains("FAIL greets by name")
+                && shown.contains("expected:  \"Hi, Ada!\"")
+                && shown.contains("came back: \"Hello, Ada!\""),
+            "{lang}: {shown}"
+        );
         // What the model would see, through the config it came with.
         let out = run_in(
             &dir,
