@@ -114,6 +114,18 @@ fn expand(
             #ident(args)
         })
     };
+    if schemas.input.is_none()
+        && let Some(kind) = not_an_object(args_ty)
+    {
+        return Err(syn::Error::new_spanned(
+            args_ty,
+            format!(
+                "a tool's arguments are a JSON object, and {kind} is not one: take a struct \
+                 with named fields, such as `#[derive(Deserialize, JsonSchema)] struct Args \
+                 {{ text: String }}` (or give #[tool(input_schema = ...)])"
+            ),
+        ));
+    }
     let [read_only, idempotent, destructive, open_world] = hints;
     let derived = schemas.input.is_none();
     let input_schema = match &schemas.input {
@@ -167,6 +179,35 @@ fn expand(
     })
 }
 
+/// What `ty` is, when it is plainly a type whose JSON is not an object
+/// (a string, number, boolean, sequence, tuple or option): the derived
+/// input schema could never be one, and the host would refuse the tool.
+/// Anything else (a struct, a map, a type alias) passes, to be checked at
+/// register.
+fn not_an_object(ty: &syn::Type) -> Option<String> {
+    const NOT_OBJECTS: &[&str] = &[
+        "String", "str", "bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16",
+        "u32", "u64", "u128", "usize", "f32", "f64", "Vec", "VecDeque", "HashSet", "BTreeSet",
+        "Option", "PathBuf", "Path", "Cow",
+    ];
+    match ty {
+        syn::Type::Reference(r) => not_an_object(&r.elem),
+        syn::Type::Paren(p) => not_an_object(&p.elem),
+        syn::Type::Group(g) => not_an_object(&g.elem),
+        syn::Type::Tuple(t) if t.elems.is_empty() => Some("`()`".to_owned()),
+        syn::Type::Tuple(_) => Some("a tuple".to_owned()),
+        syn::Type::Array(_) | syn::Type::Slice(_) => Some("an array".to_owned()),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            let name = last.ident.to_string();
+            NOT_OBJECTS
+                .contains(&name.as_str())
+                .then(|| format!("`{name}`"))
+        }
+        _ => None,
+    }
+}
+
 /// The doc comment's text: each line without the one space `///` leaves,
 /// lines of a paragraph joined by a space, paragraphs by a blank line.
 fn doc_text(attrs: &[syn::Attribute]) -> String {
@@ -197,4 +238,39 @@ fn doc_text(attrs: &[syn::Attribute]) -> String {
     }
     paragraphs.retain(|p| !p.is_empty());
     paragraphs.join("\n\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::not_an_object;
+
+    fn check(ty: &str) -> Option<String> {
+        not_an_object(&syn::parse_str(ty).unwrap())
+    }
+
+    #[test]
+    fn plain_values_sequences_and_options_are_not_objects() {
+        assert_eq!(check("String").as_deref(), Some("`String`"));
+        assert_eq!(check("&str").as_deref(), Some("`str`"));
+        assert_eq!(check("std::string::String").as_deref(), Some("`String`"));
+        assert_eq!(check("u32").as_deref(), Some("`u32`"));
+        assert_eq!(check("Vec<Args>").as_deref(), Some("`Vec`"));
+        assert_eq!(check("Option<Args>").as_deref(), Some("`Option`"));
+        assert_eq!(check("(String, u32)").as_deref(), Some("a tuple"));
+        assert_eq!(check("[u8; 4]").as_deref(), Some("an array"));
+        assert_eq!(check("()").as_deref(), Some("`()`"));
+    }
+
+    #[test]
+    fn structs_maps_and_aliases_pass() {
+        for ty in [
+            "Args",
+            "crate::Args",
+            "HashMap<String, u32>",
+            "BTreeMap<String, Value>",
+            "serde_json::Value",
+        ] {
+            assert_eq!(check(ty), None, "{ty}");
+        }
+    }
 }

@@ -146,6 +146,37 @@ fn a_new_rust_plugin_builds_registers_and_passes_its_own_test() {
         ),
         "{told}"
     );
+
+    // `?` on an I/O error converts into the tool's error.
+    let with_read = format!(
+        "{}\n#[derive(Deserialize, JsonSchema)]\nstruct ReadArgs {{\n    path: String,\n}}\n\n\
+         /// Reads a file.\n#[tool]\nfn read(args: ReadArgs) -> Result<String, ToolError> {{\n    \
+         Ok(std::fs::read_to_string(args.path)?)\n}}\n",
+        std::fs::read_to_string(&lib).unwrap()
+    );
+    std::fs::write(&lib, &with_read).unwrap();
+    let built = cargo(&dir, &build);
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    // A tool whose arguments could never be an object does not compile,
+    // and the error says what to take instead.
+    std::fs::write(
+        &lib,
+        format!(
+            "{with_read}\n/// Echoes.\n#[tool]\nfn plain(args: String) -> Result<String, ToolError> {{\n    Ok(args)\n}}\n"
+        ),
+    )
+    .unwrap();
+    let built = cargo(&dir, &build);
+    let err = String::from_utf8_lossy(&built.stderr);
+    assert!(!built.status.success(), "{err}");
+    assert!(
+        err.contains("a tool's arguments are a JSON object, and `String` is not one: take a struct with named fields"),
+        "{err}"
+    );
 }
 
 #[test]
