@@ -34,6 +34,9 @@ pub struct Inspection {
     pub exports: Vec<String>,
     /// What it registers with an empty config, or why it does not load.
     pub registration: Result<Registration, LoadError>,
+    /// What it says it expects to be granted (none: it says nothing), or
+    /// why that could not be read.
+    pub expects: Result<Option<crate::expects::Expects>, crate::expects::ExpectsError>,
 }
 
 /// One import of a component.
@@ -76,6 +79,7 @@ pub async fn inspect(engine: &PluginEngine, wasm: &Path) -> Result<Inspection, L
     let sha256 = hex::encode(Sha256::digest(&bytes));
     let size = bytes.len();
     let compiled = engine.compile(&bytes, &sha256);
+    let expects = crate::expects::read(&bytes);
     drop(bytes);
     let (imports, exports) = match &compiled {
         Ok((component, _)) => {
@@ -122,6 +126,7 @@ pub async fn inspect(engine: &PluginEngine, wasm: &Path) -> Result<Inspection, L
         imports,
         exports,
         registration,
+        expects,
     })
 }
 

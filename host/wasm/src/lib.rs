@@ -31,6 +31,7 @@ mod component;
 mod engine;
 mod error;
 mod exec;
+pub mod expects;
 mod handles;
 pub mod http;
 mod inspect;

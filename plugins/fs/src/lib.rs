@@ -187,3 +187,9 @@ fn describe_grants(granted: &[String]) -> String {
         )
     }
 }
+
+// What a user grants it by default: the directory its paths are relative
+// to, read-only (write_file needs read-write, and says so when denied).
+tiny_harness_plugin::expects! {
+    dirs = ["/workspace"],
+}

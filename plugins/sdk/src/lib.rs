@@ -37,9 +37,10 @@
 //!   draft 2020-12, subschemas inlined so that every provider can read it),
 //!   with `additionalProperties: false` on every object that does not say
 //!   otherwise; its output schema is that of the `T` of a `Json<T>` it
-//!   returns. An argument type whose schema is not an object fails
-//!   `register`, naming the type; one that has no schema at all does not
-//!   compile.
+//!   returns. An argument type whose JSON is plainly not an object (a
+//!   string, number, sequence, tuple or `Option`) does not compile, nor
+//!   does one that has no schema at all; any other whose schema is not an
+//!   object is refused by the host, that tool alone.
 //! - Arguments that do not deserialise into the type are the call error
 //!   `invalid-arguments` with serde's message; an error the function
 //!   returns becomes the call error (or error result) its [`ToolError`]
@@ -52,7 +53,8 @@
 //!   `Deserialize`.
 //!
 //! The host's `exec` import is wrapped in [`exec`]; outbound HTTP (feature
-//! `http`) in `http`. Test a plugin with the `tiny-harness-testing` crate,
+//! `http`) in `http`. What a plugin expects to be granted is declared with
+//! [`expects!`] (see [`expects`]). Test a plugin with the `tiny-harness-testing` crate,
 //! which runs it in the real host with scripted programs and responses.
 
 /// The bindings of the `tiny-harness:plugin` world (`wit/plugin.wit`), for
@@ -69,6 +71,7 @@ pub mod bindings {
 }
 
 pub mod exec;
+pub mod expects;
 #[cfg(feature = "http")]
 pub mod http;
 mod output;
@@ -126,6 +129,7 @@ macro_rules! export {
 /// What the macros expand to; not part of the API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::expects::bytes as expects_bytes;
     pub use crate::output::run;
     pub use crate::schema::input as input_schema;
     pub use crate::tool::{call, register};

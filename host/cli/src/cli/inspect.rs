@@ -117,20 +117,48 @@ fn grants_block(seen: &Inspection) -> String {
             interface.starts_with(prefix)
         })
     };
-    let lines: Vec<&str> = [
+    // What the plugin says it expects, in the config's words, by kind.
+    let mut out = String::new();
+    let expected = match &seen.expects {
+        Ok(Some(expects)) => expects.grant_lines(),
+        Ok(None) => Vec::new(),
+        Err(why) => {
+            out.push_str(&format!(
+                "expects: cannot be read: {}\n",
+                one_line(&why.to_string())
+            ));
+            Vec::new()
+        }
+    };
+    if !expected.is_empty() {
+        out.push_str("expects (what the plugin says it needs; only the config grants):\n");
+        for line in &expected {
+            out.push_str(&format!("  {}\n", one_line(line)));
+        }
+    }
+    let lines: Vec<String> = [
         (
             "wasi:filesystem/",
-            "# dirs = [{ host = \".\", guest = \"/workspace\", mode = \"read-only\" }]",
+            "dirs",
+            "dirs = [{ host = \".\", guest = \"/workspace\", mode = \"read-only\" }]",
         ),
-        ("wasi:cli/environment", "# env = [\"HOME\"]"),
-        ("tiny-harness:plugin/exec", "# exec = [\"wc\"]"),
-        ("wasi:http/", "# net = [\"https://api.example.com\"]"),
+        ("wasi:cli/environment", "env", "env = [\"HOME\"]"),
+        ("tiny-harness:plugin/exec", "exec", "exec = [\"wc\"]"),
+        ("wasi:http/", "net", "net = [\"https://api.example.com\"]"),
     ]
     .into_iter()
-    .filter_map(|(prefix, line)| can_use(prefix).then_some(line))
+    .filter(|(prefix, _, _)| can_use(prefix))
+    .map(|(_, kind, example)| {
+        let line = expected
+            .iter()
+            .find(|l| l.starts_with(&format!("{kind} = ")))
+            .map_or(example, String::as_str);
+        format!("# {}", one_line(line))
+    })
     .collect();
     if lines.is_empty() {
-        return "grants: none of its imports can use one\n".to_owned();
+        out.push_str("grants: none of its imports can use one\n");
+        return out;
     }
     let name = seen
         .path
@@ -144,14 +172,14 @@ fn grants_block(seen: &Inspection) -> String {
                 .map(|s| s.replace('_', "-"))
         })
         .unwrap_or_else(|| "NAME".to_owned());
-    let mut block = format!(
+    out.push_str(&format!(
         "grants it can use, to paste and keep what it needs (it is granted nothing else):\n  [plugins.{}.grants]\n",
         one_line(&name)
-    );
+    ));
     for line in lines {
-        block.push_str(&format!("  {line}\n"));
+        out.push_str(&format!("  {line}\n"));
     }
-    block
+    out
 }
 
 /// The annotations a tool declares, by name.
@@ -184,6 +212,20 @@ fn to_json(seen: &Inspection) -> Value {
         "exports": seen.exports,
         "loads": seen.registration.is_ok(),
     });
+    match &seen.expects {
+        Ok(Some(e)) => {
+            let dirs: Vec<Value> = e
+                .dirs
+                .iter()
+                .map(|(guest, write)| {
+                    json!({"guest": guest, "mode": if *write { "read-write" } else { "read-only" }})
+                })
+                .collect();
+            out["expects"] = json!({"dirs": dirs, "env": e.env, "exec": e.exec, "net": e.net});
+        }
+        Ok(None) => out["expects"] = Value::Null,
+        Err(why) => out["expects_error"] = json!(why.to_string()),
+    }
     match &seen.registration {
         Ok(registration) => {
             let tools: Vec<Value> = registration

@@ -261,6 +261,10 @@ pub(super) async fn add(
         path: pinned.clone(),
         sha256: resolved.layer_digest.hex(),
         grants: grants(&seen),
+        expected: match &seen.expects {
+            Ok(Some(expects)) => expects.grant_lines(),
+            _ => Vec::new(),
+        },
     };
     // The config as it is now, under its edit lock: another command may
     // have changed it while the component was fetched, and its change is

@@ -23,6 +23,9 @@ pub struct Entry {
     /// The grants its imports can use (`grants.dirs`, `grants.net`, ...),
     /// each once, in the order first imported.
     pub grants: Vec<&'static str>,
+    /// The grant lines the component says it expects (`exec = ["git"]`),
+    /// from its `tiny-harness:expects` section.
+    pub expected: Vec<String>,
 }
 
 /// Why the config was not changed.
@@ -146,10 +149,18 @@ fn suggestions(entry: &Entry) -> String {
         entry.name
     );
     for grant in &entry.grants {
+        let expected = entry
+            .expected
+            .iter()
+            .find(|l| l.starts_with(&format!("{grant} = ")));
+        if let Some(line) = expected {
+            out.push_str(&format!("# {line}  # what the plugin says it expects\n"));
+            continue;
+        }
         let line = match *grant {
             "dirs" => "dirs = [{ host = \".\", guest = \"/workspace\", mode = \"read-only\" }]",
             "net" => "net = [\"https://api.example.com:443\"]",
-            "exec" => "exec = [{ program = \"PROGRAM\" }]",
+            "exec" => "exec = [\"PROGRAM\"]",
             "env" => "env = [\"NAME\"]",
             _ => continue,
         };
@@ -171,6 +182,7 @@ mod tests {
             ),
             sha256: "b".repeat(64),
             grants: vec!["dirs"],
+            expected: Vec::new(),
         }
     }
 
@@ -191,6 +203,23 @@ mod tests {
         assert!(doc["plugins"]["fs"].get("grants").is_none(), "{out}");
         assert!(out.contains("# [plugins.fs.grants]\n# dirs = [{"), "{out}");
         assert!(matches!(add(&out, &entry()), Err(EntryError::Exists(_))));
+    }
+
+    #[test]
+    fn what_the_plugin_expects_is_written_commented_in_place_of_the_example() {
+        let mut expecting = entry();
+        expecting.grants.push("exec");
+        expecting.expected =
+            vec!["dirs = [{ host = \"HOST\", guest = \"/data\", mode = \"read-only\" }]".into()];
+        let out = add("", &expecting).unwrap();
+        assert!(
+            out.contains(
+                "# dirs = [{ host = \"HOST\", guest = \"/data\", mode = \"read-only\" }]  # what the plugin says it expects\n# exec = [\"PROGRAM\"]\n"
+            ),
+            "{out}"
+        );
+        let doc: DocumentMut = out.parse().unwrap();
+        assert!(doc["plugins"]["fs"].get("grants").is_none(), "{out}");
     }
 
     #[test]

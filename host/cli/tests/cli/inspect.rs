@@ -108,6 +108,34 @@ fn imports_say_which_grants_they_can_use_and_a_block_to_paste_follows() {
         .find(|i| i["name"] == "tiny-harness:plugin/exec@0.3.0")
         .unwrap_or_else(|| panic!("{out}"));
     assert!(exec["needs"].as_str().unwrap().starts_with("exec grants"));
+    assert_eq!(seen["expects"], Value::Null, "{out}");
+}
+
+/// A plugin that says what it expects (fs, with the SDK's `expects!`):
+/// shown, put in the block to paste in place of the example, and in the
+/// JSON; it grants nothing.
+#[test]
+fn what_a_plugin_says_it_expects_is_shown_and_fills_the_block() {
+    let (code, out, err) = inspect(&["builtin:fs"]);
+    assert_eq!(code, Some(0), "{err}");
+    let dirs = "dirs = [{ host = \"HOST\", guest = \"/workspace\", mode = \"read-only\" }]";
+    assert!(
+        out.contains(&format!(
+            "expects (what the plugin says it needs; only the config grants):\n  {dirs}\n"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("[plugins.fs.grants]\n  # {dirs}\n")),
+        "{out}"
+    );
+    let (_, out, _) = inspect(&["builtin:fs", "--json"]);
+    let seen: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        seen["expects"]["dirs"],
+        serde_json::json!([{"guest": "/workspace", "mode": "read-only"}]),
+        "{out}"
+    );
 }
 
 #[test]
