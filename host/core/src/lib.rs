@@ -15,7 +15,8 @@
 //! (untrusted blocks), [`invoke`] (the validating invoker and its
 //! `CallRecorder`), [`journal`] (one JSON line per call), [`watch`] (what
 //! a source's tools are pinned as, and how what it lists now differs),
-//! [`net`] (which hosts are loopback: no I/O, only the rule).
+//! [`search`] (an index over the tools a model was not shown, and its
+//! rankers), [`net`] (which hosts are loopback: no I/O, only the rule).
 //!
 //! Embedders use these through the `tiny-harness-host` facade, which
 //! re-exports the types an embedder names (the invoker's `ToolCall`,
@@ -34,6 +35,7 @@ pub mod progress;
 pub mod registry;
 pub mod render;
 pub mod schema;
+pub mod search;
 pub mod source;
 pub mod tool;
 pub mod watch;
