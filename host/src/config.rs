@@ -104,6 +104,10 @@ pub struct Config {
     /// The `[serve]` table as written, for the gateway
     /// (`tiny-harness-serve`, which checks it); `None` without one.
     pub serve: Option<toml::Table>,
+    /// `[search]`: which tools are deferred by name (`defer`) and which
+    /// never are (`always`); the plugins marked `defer = true` are in
+    /// their specs.
+    pub search: tiny_harness_core::registry::Deferral,
 }
 
 /// Where a plugin's component came from when its `path` is an `oci://`
@@ -143,13 +147,27 @@ pub struct ConfigError {
 #[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a config: [plugins.NAME] tables, [skills], [serve]"
+    expecting = "a config: [plugins.NAME] tables, [skills], [serve], [search]"
 )]
 struct RawConfig {
     #[serde(default)]
     plugins: BTreeMap<Spanned<String>, RawPlugin>,
     skills: Option<RawSkills>,
     serve: Option<toml::Table>,
+    #[serde(default)]
+    search: RawSearch,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table such as { defer = [\"mcp/*\"], always = [\"mcp/github.search\"] }"
+)]
+struct RawSearch {
+    #[serde(default)]
+    defer: Vec<Spanned<String>>,
+    #[serde(default)]
+    always: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -176,6 +194,8 @@ struct RawPlugin {
     confinement: Option<Spanned<String>>,
     #[serde(default)]
     dev: bool,
+    #[serde(default)]
+    defer: bool,
     #[serde(default)]
     limits: RawLimits,
     #[serde(default)]
@@ -274,6 +294,7 @@ impl Config {
                 Some(base.join(skills.root.get_ref()))
             }
         };
+        let search = checker.search(raw.search)?;
         Ok(Config {
             path: path.to_owned(),
             plugins,
@@ -282,6 +303,7 @@ impl Config {
             #[cfg(feature = "intrinsics")]
             skill_limits,
             serve: raw.serve,
+            search,
         })
     }
 }
@@ -302,6 +324,29 @@ impl Checker<'_> {
 
     fn at<T>(&self, spanned: &Spanned<T>, message: impl Into<String>) -> ConfigError {
         self.error(Some(spanned.span()), message)
+    }
+
+    /// The patterns of `[search]`, each checked where it is written.
+    fn search(&self, raw: RawSearch) -> Result<tiny_harness_core::registry::Deferral, ConfigError> {
+        use tiny_harness_core::registry::{Deferral, MAX_PATTERNS, Pattern};
+        let mut deferral = Deferral::default();
+        for (key, list, into) in [
+            ("search.defer", &raw.defer, &mut deferral.defer),
+            ("search.always", &raw.always, &mut deferral.always),
+        ] {
+            if list.len() > MAX_PATTERNS {
+                return Err(self.at(
+                    &list[MAX_PATTERNS],
+                    format!("{key}: at most {MAX_PATTERNS} patterns; use * to cover more with one"),
+                ));
+            }
+            for pattern in list {
+                let checked = Pattern::new(pattern.get_ref())
+                    .map_err(|e| self.at(pattern, format!("{key}: {e}")))?;
+                into.push(checked);
+            }
+        }
+        Ok(deferral)
     }
 
     /// A limit's value, if it lies in `1..=max`; else an error at `key`.
@@ -422,6 +467,7 @@ impl Checker<'_> {
         spec.limits = limits;
         spec.config = config;
         spec.dev = raw.dev;
+        spec.defer = raw.defer;
         Ok((spec, oci))
     }
 }

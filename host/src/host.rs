@@ -86,6 +86,9 @@ pub enum HostError {
         /// What differs, and what to do.
         message: String,
     },
+    /// The builder was given more deferral patterns than a host keeps.
+    #[error("search: {0}")]
+    Search(crate::registry::PatternError),
     /// The builder was asked to hold the host to a lock but given none.
     #[error(
         "the host is to be held to its lock (--locked), but it has no lock file: give the builder \
@@ -315,6 +318,20 @@ impl Host {
     /// The registry as it is now (a snapshot).
     pub fn registry(&self) -> Arc<Registry> {
         self.invoker.registry()
+    }
+
+    /// The deferred tools that best fit `query` (at most `limit`, by
+    /// default 5, at most 20), best first, with their scores' parts: what a
+    /// model's search of this registry finds. None is found when nothing
+    /// is deferred (`[search]`, a plugin's `defer = true`,
+    /// [`HostBuilder::defer`]). A query that is empty, over 512 bytes or
+    /// not plain text is refused.
+    pub fn search(
+        &self,
+        query: &str,
+        limit: Option<usize>,
+    ) -> Result<Vec<crate::SearchHit>, crate::SearchError> {
+        self.registry().search(query, limit)
     }
 
     /// The registry itself, to change it while calls run (see

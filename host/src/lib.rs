@@ -299,6 +299,12 @@ pub use tiny_harness_core::tool::{
 };
 pub use tiny_harness_core::watch::{Change, Drift};
 
+// Deferred tools, and the search over them.
+pub use tiny_harness_core::registry::{
+    Deferral, Pattern as ToolPattern, PatternError as ToolPatternError,
+};
+pub use tiny_harness_core::search::{FieldScores as SearchScores, Hit as SearchHit, SearchError};
+
 // The tool loop with a provider.
 pub use host::{MAX_CALLS_PER_TURN, MAX_CONCURRENT_CALLS, Turn, TurnError};
 pub use tiny_harness_provider::wire::{UnknownWireName, WireCodec};

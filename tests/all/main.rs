@@ -35,6 +35,7 @@ mod registration;
 mod render;
 mod rug_pull;
 mod sandbox;
+mod search;
 mod shell;
 mod sources;
 mod testing;

@@ -23,6 +23,7 @@ mod pins;
 mod plugins;
 mod replay;
 mod scaffold;
+mod search;
 mod serve;
 mod session;
 mod test;
@@ -180,10 +181,22 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     match command {
         Command::Tools {
+            search: Some(query),
+            limit,
+            json,
+            ..
+        } => {
+            let session = Session::open(&globals, false, Heard::FailuresAndDrift).await?;
+            let code = search::search(&session.host, &query, limit, json);
+            session.close(code).await
+        }
+        Command::Tools {
             json,
             provider,
             gemini_subset,
             intrinsics,
+            search: None,
+            limit: _,
         } => tools(&globals, json, provider, gemini_subset, intrinsics).await,
         Command::Plugins { json } => plugins(&globals, json).await,
         Command::Call {

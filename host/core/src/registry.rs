@@ -38,6 +38,7 @@ use crate::schema::{CompiledSchema, SchemaHash};
 use crate::source::{PendingTool, ToolSource};
 use crate::tool::ToolDefinition;
 
+mod deferral;
 mod derived;
 mod limits;
 mod live;
@@ -45,6 +46,7 @@ mod lookup;
 mod name;
 mod screen;
 
+pub use deferral::{Deferral, MAX_PATTERN_BYTES, MAX_PATTERNS, Pattern, PatternError};
 pub use derived::Derived;
 use limits::Meter;
 pub use limits::{RegistrationLimit, RegistrationLimits};
@@ -152,6 +154,10 @@ pub struct Registry {
     /// Sources whose tools have bare names, by the source's own label
     /// (never a plugin name: the two namespaces are apart).
     bare: BTreeMap<String, Arc<dyn ToolSource>>,
+    /// Which tools are deferred, kept from snapshot to snapshot.
+    deferral: Arc<Deferral>,
+    /// The search index over this snapshot's deferred tools.
+    index: deferral::IndexSlot,
 }
 
 impl Registry {

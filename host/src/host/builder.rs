@@ -12,6 +12,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
+use crate::ToolPattern as Pattern;
 use crate::config::Config;
 #[cfg(feature = "intrinsics")]
 use crate::intrinsic::{SkillLimits, Skills};
@@ -53,6 +54,7 @@ pub struct HostBuilder {
     lock: LockChoice,
     locked: bool,
     recorders: Vec<Arc<dyn CallRecorder>>,
+    search: tiny_harness_core::registry::Deferral,
     #[cfg(feature = "intrinsics")]
     intrinsics: bool,
     #[cfg(feature = "intrinsics")]
@@ -96,6 +98,7 @@ impl HostBuilder {
             lock: LockChoice::Config,
             locked: false,
             recorders: Vec::new(),
+            search: tiny_harness_core::registry::Deferral::default(),
             #[cfg(feature = "intrinsics")]
             intrinsics: false,
             #[cfg(feature = "intrinsics")]
@@ -128,6 +131,21 @@ impl HostBuilder {
     /// installed servers, its logins, and its skills root and limits.
     pub fn config(mut self, config: &Config) -> Self {
         self.config = Some(config.clone());
+        self
+    }
+
+    /// Defers the tools whose full names `pattern` matches (as the
+    /// config's `[search] defer`), beside the config's: a search over the
+    /// registry ([`Host::search`]) finds them.
+    pub fn defer(mut self, pattern: Pattern) -> Self {
+        self.search.defer.push(pattern);
+        self
+    }
+
+    /// Never defers the tools whose full names `pattern` matches (as the
+    /// config's `[search] always`), whatever defers them.
+    pub fn always(mut self, pattern: Pattern) -> Self {
+        self.search.always.push(pattern);
         self
     }
 
@@ -275,7 +293,24 @@ impl HostBuilder {
                 .as_deref()
                 .map(|path| Arc::new(crate::mcp_runtime::oauth::Tokens::beside(path))),
         };
-        let mut invoker = Invoker::new(Arc::new(LiveRegistry::new(Registry::new())));
+        // Deferred: the plugins so marked, and what the config's and the
+        // builder's patterns say.
+        let mut search = self
+            .config
+            .as_ref()
+            .map(|c| c.search.clone())
+            .unwrap_or_default();
+        search.defer.append(&mut self.search.defer);
+        search.always.append(&mut self.search.always);
+        search.plugins = plugins
+            .iter()
+            .filter(|spec| spec.defer)
+            .map(|spec| spec.name.clone())
+            .collect();
+        search.check().map_err(HostError::Search)?;
+        let mut registry = Registry::new();
+        registry.set_deferral(search);
+        let mut invoker = Invoker::new(Arc::new(LiveRegistry::new(registry)));
         match self.recorders.len() {
             0 => {}
             1 => invoker = invoker.with_recorder(self.recorders[0].clone()),

@@ -44,6 +44,9 @@ pub struct PluginSpec {
     /// as they are instead of being held to the lock, and the host reports
     /// what changed. A host held to its lock (`--locked`) refuses it.
     pub dev: bool,
+    /// All its tools are deferred (the config's `defer = true`): a search
+    /// over the registry finds them (see the host's `[search]`).
+    pub defer: bool,
 }
 
 impl PluginSpec {
@@ -61,6 +64,7 @@ impl PluginSpec {
             resolver: std::sync::Arc::new(crate::http::SystemResolver),
             stand_in: None,
             dev: false,
+            defer: false,
         }
     }
 }

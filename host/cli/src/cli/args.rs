@@ -79,6 +79,15 @@ pub(super) enum Command {
         /// their bare names.
         #[arg(long)]
         intrinsics: bool,
+        /// Instead of listing, print the deferred tools ([search] defer, a plugin's defer =
+        /// true) that best fit QUERY, best first, with each score's parts: what a model's
+        /// search finds. `-` reads one query per line from standard input and prints one JSON
+        /// line per query. Exit code 1 when a query is refused, 2 when nothing is deferred.
+        #[arg(long, value_name = "QUERY", conflicts_with_all = ["provider", "intrinsics"])]
+        search: Option<String>,
+        /// With --search: at most N tools (1 to 20; default 5).
+        #[arg(long, value_name = "N", requires = "search")]
+        limit: Option<usize>,
     },
     /// List every loaded plugin: its component's sha256 and whether it is pinned, its tool count, and exactly what it is granted.
     Plugins {

@@ -38,6 +38,7 @@ mod providers;
 mod replay;
 mod scaffold;
 mod sdks;
+mod search;
 mod serve;
 mod terminal;
 mod untrusted;

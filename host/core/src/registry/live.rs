@@ -25,6 +25,9 @@ pub struct LiveRegistry {
 impl LiveRegistry {
     /// Starts from `registry`.
     pub fn new(registry: Registry) -> Self {
+        // Its search index (when it defers tools) is built here, not by
+        // the first search.
+        let _ = registry.search_index();
         LiveRegistry {
             current: RwLock::new(Arc::new(registry)),
             writer: Mutex::new(()),
@@ -48,6 +51,7 @@ impl LiveRegistry {
     ) -> Result<(), E> {
         let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let next = change(&self.snapshot())?;
+        let _ = next.search_index();
         *self.current.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(next);
         Ok(())
     }
