@@ -196,6 +196,11 @@ fn files(lang: Lang, name: &str, sdk: &Path) -> Vec<(&'static str, String, bool)
                 false,
             ),
             (
+                "tools.py",
+                fill(include_str!("../../templates/python/tools.py.in")),
+                false,
+            ),
+            (
                 "requirements.txt",
                 fill(include_str!("../../templates/python/requirements.txt.in")),
                 false,
@@ -231,6 +236,11 @@ fn files(lang: Lang, name: &str, sdk: &Path) -> Vec<(&'static str, String, bool)
             (
                 "app.js",
                 fill(include_str!("../../templates/js/app.js.in")),
+                false,
+            ),
+            (
+                "tools.js",
+                fill(include_str!("../../templates/js/tools.js.in")),
                 false,
             ),
             (
