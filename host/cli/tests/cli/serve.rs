@@ -393,7 +393,8 @@ fn a_cancelled_call_kills_its_program_at_once_over_every_transport() {
 #[test]
 fn watch_reloads_a_rebuilt_plugin_tells_clients_and_survives_a_broken_one() {
     let built = super::fs_wasm().with_file_name("hello.wasm");
-    let rebuilt = super::fs_wasm().with_file_name("word_count.wasm");
+    // Another plugin of the same workspace, built with every test run.
+    let rebuilt = super::fs_wasm().with_file_name("textstats_rust.wasm");
     // Each client has a config of its own, so that no gateway sees
     // another's changes.
     let project = || {
@@ -435,7 +436,7 @@ fn watch_reloads_a_rebuilt_plugin_tells_clients_and_survives_a_broken_one() {
             // version before it serves on.
             ["replace", dir.join("tiny-harness.toml").display().to_string(), component.display().to_string(), 2],
             ["sleep", 1],
-            ["call", "p__word-count.count", {"text": "one two three"}],
+            ["call", "p__textstats.stats", {"text": "one two three"}],
         ]);
         let answer = client(request);
         let steps = &answer["steps"];
@@ -452,7 +453,7 @@ fn watch_reloads_a_rebuilt_plugin_tells_clients_and_survives_a_broken_one() {
             "{mode} {transport}: {answer}"
         );
         assert!(
-            !before.contains(&"p__word-count.count".to_owned()),
+            !before.contains(&"p__textstats.stats".to_owned()),
             "{answer}"
         );
         assert_eq!(steps[1]["changed"], true, "{mode} {transport}: {answer}");
@@ -463,7 +464,7 @@ fn watch_reloads_a_rebuilt_plugin_tells_clients_and_survives_a_broken_one() {
             .map(|v| v.as_str().unwrap())
             .collect();
         assert!(
-            listed.contains(&"p__word-count.count"),
+            listed.contains(&"p__textstats.stats"),
             "{mode} {transport}: {answer}"
         );
         let logs = format!("{}{}", http_b.log(), http_c.log());
