@@ -12,7 +12,7 @@
 //! every entry is a real `RegisteredTool` with a compiled schema and a
 //! definition hash).
 //!
-//! - `search/index/<n>`: `SearchIndex::build` over the whole registry, the
+//! - `search/index/<n>`: `registry::index_tools` over the whole registry, the
 //!   one-time cost paid with each registry snapshot.
 //! - `search/query/lexical/<n>`: `SearchIndex::search` (the default
 //!   ranker, query checks included) for 5 results, cycling through 20
@@ -270,14 +270,14 @@ fn search(c: &mut Criterion) {
         group.bench_with_input(
             BenchmarkId::from_parameter(registry.len()),
             registry,
-            |b, registry| b.iter(|| SearchIndex::build(registry.tools())),
+            |b, registry| b.iter(|| tiny_harness_core::registry::index_tools(registry.tools())),
         );
     }
     group.finish();
 
     let indexes: Vec<SearchIndex> = registries
         .iter()
-        .map(|r| SearchIndex::build(r.tools()))
+        .map(|r| tiny_harness_core::registry::index_tools(r.tools()))
         .collect();
     let rankers: [(&str, &dyn Ranker); 2] =
         [("lexical", &Lexical::default()), ("bm25", &Bm25::default())];

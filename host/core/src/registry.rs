@@ -46,7 +46,7 @@ mod lookup;
 mod name;
 mod screen;
 
-pub use deferral::{Deferral, MAX_PATTERN_BYTES, MAX_PATTERNS, Pattern, PatternError};
+pub use deferral::{Deferral, MAX_PATTERN_BYTES, MAX_PATTERNS, Pattern, PatternError, index_tools};
 pub use derived::Derived;
 use limits::Meter;
 pub use limits::{RegistrationLimit, RegistrationLimits};

@@ -19,7 +19,7 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
-use super::Registry;
+use super::{RegisteredTool, Registry};
 use crate::search::{DEFAULT_RESULTS, Hit, SearchError, SearchIndex};
 
 /// The most `defer` (and the most `always`) patterns.
@@ -132,6 +132,16 @@ impl Deferral {
     }
 }
 
+/// A search index over `tools`, and only them (with their pinned
+/// definition hashes): what a registry builds over its deferred tools.
+pub fn index_tools<'a>(tools: impl IntoIterator<Item = &'a Arc<RegisteredTool>>) -> SearchIndex {
+    SearchIndex::from_definitions(
+        tools
+            .into_iter()
+            .map(|t| (t.name.as_str(), &t.definition, &t.definition_hash)),
+    )
+}
+
 /// A snapshot's index, made once; a clone starts empty (a clone is where
 /// the next snapshot starts, and its tools may differ).
 #[derive(Debug, Default)]
@@ -168,7 +178,7 @@ impl Registry {
             .0
             .get_or_init(|| {
                 (!self.deferral.is_empty()).then(|| {
-                    Arc::new(SearchIndex::build(
+                    Arc::new(index_tools(
                         self.tools()
                             .filter(|t| self.deferral.defers(t.name.as_str())),
                     ))

@@ -18,12 +18,10 @@
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
-use std::sync::Arc;
 
 use super::parameters::parameters;
 pub use super::parameters::{MAX_PARAMETER_DEPTH, MAX_PARAMETERS, MAX_SCHEMA_NODES};
 use super::tokens::terms;
-use crate::registry::RegisteredTool;
 use crate::schema::SchemaHash;
 use crate::tool::ToolDefinition;
 
@@ -160,19 +158,10 @@ impl std::fmt::Debug for SearchIndex {
 }
 
 impl SearchIndex {
-    /// Indexes `tools`, and only them: the caller passes the tools a
-    /// search may find (the deferred ones of a registry snapshot).
-    pub fn build<'a>(tools: impl IntoIterator<Item = &'a Arc<RegisteredTool>>) -> SearchIndex {
-        Self::from_definitions(
-            tools
-                .into_iter()
-                .map(|t| (t.name.as_str(), &t.definition, &t.definition_hash)),
-        )
-    }
-
     /// Indexes tools given as (full name, definition, definition hash),
-    /// for benchmarks and evaluations over definitions that no registry
-    /// holds. The host builds its index with [`SearchIndex::build`].
+    /// and only them: the caller passes the tools a search may find (a
+    /// registry builds its index over its deferred tools with
+    /// `registry::search_index`).
     pub fn from_definitions<'a>(
         tools: impl IntoIterator<Item = (&'a str, &'a ToolDefinition, &'a SchemaHash)>,
     ) -> SearchIndex {

@@ -457,7 +457,7 @@ fn registry() -> Registry {
 #[test]
 fn both_rankers_find_an_exact_name_first() {
     let registry = registry();
-    let index = SearchIndex::build(registry.tools());
+    let index = crate::registry::index_tools(registry.tools());
     for query in ["read_file", "fs/ws.read_file", "readFile", "read file"] {
         for ranker in [&Lexical::default() as &dyn Ranker, &Bm25::default()] {
             let hits = index.search_with(ranker, query, DEFAULT_RESULTS).unwrap();
@@ -480,7 +480,7 @@ fn only_the_tools_given_are_found_with_their_pinned_hashes() {
         .tools()
         .filter(|t| t.name.plugin() == "fs")
         .collect();
-    let index = SearchIndex::build(given.iter().copied());
+    let index = crate::registry::index_tools(given.iter().copied());
     assert_eq!(index.len(), 4);
     for query in [
         "create_issue",
