@@ -46,7 +46,9 @@ mod lookup;
 mod name;
 mod screen;
 
-pub use deferral::{Deferral, MAX_PATTERN_BYTES, MAX_PATTERNS, Pattern, PatternError, index_tools};
+pub use deferral::{
+    Deferral, MAX_PATTERN_BYTES, MAX_PATTERNS, Pattern, PatternError, glob_matches, index_tools,
+};
 pub use derived::Derived;
 use limits::Meter;
 pub use limits::{RegistrationLimit, RegistrationLimits};

@@ -48,33 +48,10 @@ impl Glob {
         &self.0
     }
 
-    /// Whether `name` matches, in time linear in both lengths' product at
-    /// worst (the classic backtracking over the last `*`).
+    /// Whether `name` matches (the registry's glob rule:
+    /// `tiny_harness_core::registry::glob_matches`).
     pub fn matches(&self, name: &str) -> bool {
-        let (p, n): (Vec<char>, Vec<char>) = (self.0.chars().collect(), name.chars().collect());
-        let (mut pi, mut ni) = (0, 0);
-        let mut star: Option<(usize, usize)> = None;
-        while ni < n.len() {
-            match p.get(pi) {
-                Some('*') => {
-                    star = Some((pi, ni));
-                    pi += 1;
-                }
-                Some(&c) if c == '?' || c == n[ni] => {
-                    pi += 1;
-                    ni += 1;
-                }
-                _ => match star {
-                    Some((sp, sn)) => {
-                        pi = sp + 1;
-                        ni = sn + 1;
-                        star = Some((sp, sn + 1));
-                    }
-                    None => return false,
-                },
-            }
-        }
-        p[pi..].iter().all(|&c| c == '*')
+        tiny_harness_core::registry::glob_matches(&self.0, name)
     }
 }
 

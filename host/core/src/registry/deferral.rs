@@ -70,30 +70,41 @@ impl Pattern {
         &self.0
     }
 
-    /// Whether it matches `name` whole.
+    /// Whether it matches `name` whole (see [`glob_matches`]).
     pub fn matches(&self, name: &str) -> bool {
-        let (p, n): (Vec<char>, Vec<char>) = (self.0.chars().collect(), name.chars().collect());
-        // The greedy match with one remembered star: each star resumes
-        // from the last one, so no backtracking beyond it.
-        let (mut pi, mut ni) = (0, 0);
-        let mut star: Option<(usize, usize)> = None;
-        while ni < n.len() {
-            if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
-                pi += 1;
-                ni += 1;
-            } else if pi < p.len() && p[pi] == '*' {
+        glob_matches(&self.0, name)
+    }
+}
+
+/// Whether the glob `pattern` matches `name` whole: `*` any run of
+/// characters, `?` any one, anything else itself. The greedy match with
+/// the last star remembered: each mismatch resumes from it, so the time is
+/// at most the product of the lengths.
+pub fn glob_matches(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    let (mut pi, mut ni) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        match p.get(pi) {
+            Some('*') => {
                 star = Some((pi, ni));
                 pi += 1;
-            } else if let Some((sp, sn)) = star {
-                pi = sp + 1;
-                ni = sn + 1;
-                star = Some((sp, sn + 1));
-            } else {
-                return false;
             }
+            Some(&c) if c == '?' || c == n[ni] => {
+                pi += 1;
+                ni += 1;
+            }
+            _ => match star {
+                Some((sp, sn)) => {
+                    pi = sp + 1;
+                    ni = sn + 1;
+                    star = Some((sp, sn + 1));
+                }
+                None => return false,
+            },
         }
-        p[pi..].iter().all(|c| *c == '*')
     }
+    p[pi..].iter().all(|&c| c == '*')
 }
 
 /// Which tools are deferred.
@@ -218,6 +229,8 @@ mod tests {
         assert!(pattern("*").matches(""));
         assert!(pattern("a*b*c").matches("aXbYbZc"));
         assert!(!pattern("a*b*c").matches("aXbYbZ"));
+        // A star first, even where the name holds a star itself.
+        assert!(pattern("*a").matches("*ba"));
         // Many stars against a long name that fails: no blow-up.
         let name = "a".repeat(10_000);
         assert!(!pattern(&"*a".repeat(100)).matches(&format!("{name}b")));
