@@ -227,6 +227,25 @@ fn bad_input_is_one_line_and_writes_nothing() {
     assert_eq!(std::fs::read_dir(&busy).unwrap().count(), 1);
 }
 
+/// Runs a scaffold's `test.sh` with this binary and the shared cache.
+fn test_sh(dir: &Path) -> std::process::Output {
+    Command::new(dir.join("test.sh"))
+        .current_dir(dir)
+        .env("TINY_HARNESS", env!("CARGO_BIN_EXE_tiny-harness"))
+        .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
+        .output()
+        .unwrap()
+}
+
+/// Standard output, then standard error.
+fn both(output: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
 #[test]
 fn new_python_and_javascript_plugins_build_and_pass_their_own_test() {
     for (lang, app) in [("python", "app.py"), ("js", "app.js")] {
@@ -249,34 +268,16 @@ fn new_python_and_javascript_plugins_build_and_pass_their_own_test() {
         // The world it targets travels with it.
         let wit = std::fs::read_to_string(dir.join("wit/plugin.wit")).unwrap();
         assert!(wit.contains("package tiny-harness:plugin@0.3.0;"));
-        let tested = Command::new(dir.join("test.sh"))
-            .current_dir(&dir)
-            .env("TINY_HARNESS", env!("CARGO_BIN_EXE_tiny-harness"))
-            .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
-            .output()
-            .unwrap();
-        let log = format!(
-            "{}{}",
-            String::from_utf8_lossy(&tested.stdout),
-            String::from_utf8_lossy(&tested.stderr)
-        );
+        let tested = test_sh(&dir);
+        let log = both(&tested);
         assert!(tested.status.success(), "{lang}: {log}");
         assert!(
             log.contains("3 passed, 0 failed (cases.toml)"),
             "{lang}: {log}"
         );
         // Again, with nothing changed: nothing is built again.
-        let again = Command::new(dir.join("test.sh"))
-            .current_dir(&dir)
-            .env("TINY_HARNESS", env!("CARGO_BIN_EXE_tiny-harness"))
-            .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
-            .output()
-            .unwrap();
-        let log = format!(
-            "{}{}",
-            String::from_utf8_lossy(&again.stdout),
-            String::from_utf8_lossy(&again.stderr)
-        );
+        let again = test_sh(&dir);
+        let log = both(&again);
         assert!(again.status.success(), "{lang}: {log}");
         assert!(log.contains("is up to date"), "{lang}: {log}");
         // A case that does not hold fails the test, saying what came back.
@@ -286,12 +287,7 @@ fn new_python_and_javascript_plugins_build_and_pass_their_own_test() {
             cases.replace("text = \"Hello, Ada!\"", "text = \"Hi, Ada!\""),
         )
         .unwrap();
-        let failed = Command::new(dir.join("test.sh"))
-            .current_dir(&dir)
-            .env("TINY_HARNESS", env!("CARGO_BIN_EXE_tiny-harness"))
-            .env("TINY_HARNESS_CACHE_DIR", super::shared_cache())
-            .output()
-            .unwrap();
+        let failed = test_sh(&dir);
         let shown = String::from_utf8_lossy(&failed.stdout);
         assert_eq!(failed.status.code(), Some(1), "{lang}: {shown}");
         assert!(
