@@ -161,13 +161,14 @@ struct RawConfig {
 #[derive(Deserialize, Default)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a table such as { defer = [\"mcp/*\"], always = [\"mcp/github.search\"] }"
+    expecting = "a table such as { defer = [\"mcp/*\"], always = [\"mcp/github.search\"], form = \"host\" }"
 )]
 struct RawSearch {
     #[serde(default)]
     defer: Vec<Spanned<String>>,
     #[serde(default)]
     always: Vec<Spanned<String>>,
+    form: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -328,7 +329,7 @@ impl Checker<'_> {
 
     /// The patterns of `[search]`, each checked where it is written.
     fn search(&self, raw: RawSearch) -> Result<tiny_harness_core::registry::Deferral, ConfigError> {
-        use tiny_harness_core::registry::{Deferral, MAX_PATTERNS, Pattern};
+        use tiny_harness_core::registry::{Deferral, MAX_PATTERNS, Pattern, SearchForm};
         let mut deferral = Deferral::default();
         for (key, list, into) in [
             ("search.defer", &raw.defer, &mut deferral.defer),
@@ -345,6 +346,17 @@ impl Checker<'_> {
                     .map_err(|e| self.at(pattern, format!("{key}: {e}")))?;
                 into.push(checked);
             }
+        }
+        if let Some(form) = &raw.form {
+            deferral.form = SearchForm::from_name(form.get_ref()).ok_or_else(|| {
+                self.at(
+                    form,
+                    format!(
+                        "search.form: {:?} is not a form; use \"host\", \"provider\" or \"provider-regex\"",
+                        tiny_harness_core::display::one_line(form.get_ref())
+                    ),
+                )
+            })?;
         }
         Ok(deferral)
     }

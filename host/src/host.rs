@@ -22,6 +22,7 @@
 //!   server registered again), atomically, and never under `--locked`.
 
 mod builder;
+mod disclose;
 mod fetch;
 mod guard;
 #[cfg(feature = "mcp")]

@@ -284,7 +284,9 @@ pub use tiny_harness_wasm::{CompileOrigin, Plugin};
 // Calls and what they return.
 #[cfg(feature = "mcp")]
 pub use host::CodeDrift;
-pub use tiny_harness_core::invoke::{CallOutcome, CallRecorder, Caller, Invoker, ToolCall};
+pub use tiny_harness_core::invoke::{
+    CallOutcome, CallRecorder, Caller, Disclosed, Disclosure, Invoker, ToolCall,
+};
 pub use tiny_harness_core::journal::Journal;
 pub use tiny_harness_core::registry::{
     LiveRegistry, RefusedTool, RegisteredTool, RegistrationLimits, Registry, RegistryError,
@@ -301,14 +303,17 @@ pub use tiny_harness_core::watch::{Change, Drift};
 
 // Deferred tools, and the search over them.
 pub use tiny_harness_core::registry::{
-    Deferral, Pattern as ToolPattern, PatternError as ToolPatternError,
+    Deferral, Pattern as ToolPattern, PatternError as ToolPatternError, SearchForm,
 };
 pub use tiny_harness_core::search::{FieldScores as SearchScores, Hit as SearchHit, SearchError};
+pub use tiny_harness_provider::{OfferedSearch, SEARCH_DESCRIPTION, SEARCH_TOOL, search_schema};
 
 // The tool loop with a provider.
 pub use host::{MAX_CALLS_PER_TURN, MAX_CONCURRENT_CALLS, Turn, TurnError};
 pub use tiny_harness_provider::wire::{UnknownWireName, WireCodec};
-pub use tiny_harness_provider::{DecodedCall, EncodedRequest, Provider, ProviderError, ToolReply};
+pub use tiny_harness_provider::{
+    CallKind, DecodedCall, EncodedRequest, Provider, ProviderError, ToolReply,
+};
 
 // The intrinsics.
 #[cfg(feature = "intrinsics")]

@@ -30,6 +30,7 @@ mod lock_edits;
 mod mcp;
 mod mcp_python;
 mod net;
+mod offer_search;
 mod pinned_definitions;
 mod registration;
 mod render;

@@ -40,9 +40,14 @@ any refuses it):
   `FunctionDefinition`), plus the name rule FunctionDefinition.name
   documents (a-z, A-Z, 0-9, `_` and `-`, at most 64); results:
   `ChatCompletionToolMessageParam`.
-- openai-responses: `FunctionToolParam`; results: the `FunctionCallOutput`
+- openai-responses: `FunctionToolParam` (`ToolSearchToolParam` for a
+  tool search, `NamespaceToolParam` and each function in it for a
+  namespace); results: a `tool_search_output` as the SDK's
+  `ResponseToolSearchOutputItemParamParam` with each tool a
+  `FunctionToolParam`, otherwise the `FunctionCallOutput`
   member of `ResponseInputItemParam`, and the union itself.
-- anthropic: `ToolParam`, and its `input_schema` as the SDK's typed
+- anthropic: `ToolParam` (a server tool search as its own
+  `ToolSearchToolBm25_20251119Param` or `...Regex...` type), and its `input_schema` as the SDK's typed
   `InputSchema` (`type: "object"`; the SDK's union also admits any dict,
   the API does not); results: each message a user `MessageParam`, each
   block a `ToolResultBlockParam`.
@@ -253,16 +258,32 @@ def openai_chat_result(r: Any, _turn: dict, _tools: dict | None) -> list[str]:
 
 
 def openai_responses_definition(d: Any) -> list[str]:
-    from openai.types.responses import FunctionToolParam
+    from openai.types.responses import FunctionToolParam, NamespaceToolParam, ToolSearchToolParam
 
+    kind = d.get("type") if isinstance(d, dict) else None
+    if kind == "tool_search":
+        return check_typed(ToolSearchToolParam, "ToolSearchToolParam", d)
+    if kind == "namespace":
+        errors = check_typed(NamespaceToolParam, "NamespaceToolParam", d)
+        for i, tool in enumerate(d.get("tools") or []):
+            errors += [f"tools[{i}]: {e}" for e in check_typed(FunctionToolParam, "FunctionToolParam", tool)]
+        return errors
     return check_typed(FunctionToolParam, "FunctionToolParam", d)
 
 
 def openai_responses_result(r: Any, _turn: dict, _tools: dict | None) -> list[str]:
-    from openai.types.responses import ResponseInputItemParam
+    from openai.types.responses import FunctionToolParam, ResponseInputItemParam
     from openai.types.responses.response_input_item_param import FunctionCallOutput
+    from openai.types.responses.response_tool_search_output_item_param_param import (
+        ResponseToolSearchOutputItemParamParam,
+    )
 
-    errors = check_typed(FunctionCallOutput, "ResponseInputItemParam (FunctionCallOutput)", r)
+    if isinstance(r, dict) and r.get("type") == "tool_search_output":
+        errors = check_typed(ResponseToolSearchOutputItemParamParam, "ResponseInputItemParam (ToolSearchOutput)", r)
+        for i, tool in enumerate(r.get("tools") or []):
+            errors += [f"tools[{i}]: {e}" for e in check_typed(FunctionToolParam, "FunctionToolParam", tool)]
+    else:
+        errors = check_typed(FunctionCallOutput, "ResponseInputItemParam (FunctionCallOutput)", r)
     if not errors:
         # The item as a member of the input union, as `responses.create`
         # takes it (drops are not counted here: the member check did).
@@ -276,7 +297,14 @@ def openai_responses_result(r: Any, _turn: dict, _tools: dict | None) -> list[st
 def anthropic_definition(d: Any) -> list[str]:
     from anthropic.types import ToolParam
     from anthropic.types.tool_param import InputSchemaTyped
+    from anthropic.types.tool_search_tool_bm25_20251119_param import ToolSearchToolBm25_20251119Param
+    from anthropic.types.tool_search_tool_regex_20251119_param import ToolSearchToolRegex20251119Param
 
+    kind = d.get("type") if isinstance(d, dict) else None
+    if kind == "tool_search_tool_bm25_20251119":
+        return check_typed(ToolSearchToolBm25_20251119Param, "ToolSearchToolBm25_20251119Param", d)
+    if kind == "tool_search_tool_regex_20251119":
+        return check_typed(ToolSearchToolRegex20251119Param, "ToolSearchToolRegex20251119Param", d)
     errors = check_typed(ToolParam, "ToolParam", d)
     schema = d.get("input_schema") if isinstance(d, dict) else None
     if isinstance(d, dict) and "input_schema" in d:
@@ -597,6 +625,10 @@ def definition_failures(provider: str, entries: list[dict]) -> tuple[list[str], 
             label += f" {entry['name']}"
         if entry.get("wire_name") is not None:
             label += f" (wire name {entry['wire_name']})"
+        if entry["definition"] is None and entry.get("deferred"):
+            # A deferred tool the request does not list (found by a search).
+            passed += 1
+            continue
         try:
             errors = DEFINITIONS[provider](entry["definition"])
         except Exception as e:  # a check that crashes refuses the item
@@ -714,6 +746,11 @@ def broken_definitions() -> dict[str, list[tuple[str, Any]]]:
             ("no strict (required, if null)", _without(g["openai-responses"], "strict")),
             ("an unknown field", _with(g["openai-responses"], ("function",), {"name": "x"})),
             ("a description that is not a string", _with(g["openai-responses"], ("description",), 7)),
+            ("a tool search run elsewhere", {"type": "tool_search", "execution": "elsewhere"}),
+            ("a namespace without a description", {"type": "namespace", "name": "fs", "tools": [g["openai-responses"]]}),
+            ("a namespace holding a broken function", {
+                "type": "namespace", "name": "fs", "description": "d",
+                "tools": [_without(g["openai-responses"], "name")]}),
         ],
         "anthropic": [
             ("a tool missing name", _without(g["anthropic"], "name")),
@@ -721,6 +758,10 @@ def broken_definitions() -> dict[str, list[tuple[str, Any]]]:
             ("an input schema that is not an object at all", _with(g["anthropic"], ("input_schema",), ["name"])),
             ("no input_schema", _without(g["anthropic"], "input_schema")),
             ("an unknown field", _with(g["anthropic"], ("parameters",), _obj())),
+            ("a deferral that is not a boolean", _with(g["anthropic"], ("defer_loading",), "yes")),
+            ("a BM25 tool search under another name", {"type": "tool_search_tool_bm25_20251119", "name": "search"}),
+            ("a regex tool search with an unknown field", {
+                "type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex", "pattern": "x"}),
         ],
         "gemini": [
             ("a declaration with an unknown field", _with(g["gemini"], ("strict",), True)),

@@ -173,6 +173,53 @@ pub trait CallRecorder: Send + Sync + std::fmt::Debug {
     ) {
         self.record(call, outcome, definition, caller.wire_name);
     }
+
+    /// Records a search of the deferred tools, or tools a search found
+    /// being loaded into what a model or client is offered. By default,
+    /// nothing: a recorder that keeps a history overrides it.
+    fn record_disclosure(&self, disclosure: &Disclosure<'_>, caller: Caller<'_>) {
+        let _ = (disclosure, caller);
+    }
+}
+
+/// What a search disclosed, for the recorder: a search of the deferred
+/// tools with what it found, or found tools loaded into an offer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Disclosure<'a> {
+    /// A search: the id of the call that asked for it, the query as sent,
+    /// and the tools found, best first.
+    Search {
+        /// The id of the search call.
+        id: &'a str,
+        /// The query.
+        query: &'a str,
+        /// The tools found, best first.
+        found: &'a [Disclosed<'a>],
+    },
+    /// Deferred tools added to the tools offered from the next request on.
+    Load {
+        /// The tools, in the order they are added.
+        tools: &'a [Disclosed<'a>],
+    },
+}
+
+/// One tool a search disclosed: its registry name and the hash of the
+/// pinned definition it was found under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Disclosed<'a> {
+    /// The registry name.
+    pub tool: &'a str,
+    /// The sha256 of the tool's whole definition.
+    pub definition: &'a SchemaHash,
+}
+
+impl<'a> Disclosed<'a> {
+    /// `tool`, found under `definition`.
+    pub fn new(tool: &'a str, definition: &'a SchemaHash) -> Self {
+        Disclosed { tool, definition }
+    }
 }
 
 /// Who made a call, for the recorder: the name a provider or an MCP
@@ -264,6 +311,13 @@ impl Invoker {
     pub fn record_refused(&self, call: &ToolCall, outcome: &CallOutcome, caller: Caller<'_>) {
         if let Some(recorder) = &self.recorder {
             recorder.record_from(call, outcome, None, caller);
+        }
+    }
+
+    /// Gives the recorder a search or a load of found tools.
+    pub fn record_disclosure(&self, disclosure: &Disclosure<'_>, caller: Caller<'_>) {
+        if let Some(recorder) = &self.recorder {
+            recorder.record_disclosure(disclosure, caller);
         }
     }
 

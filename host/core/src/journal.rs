@@ -12,6 +12,13 @@
 //! sent ([`CallOutcome::render`] renders once). With `full`, the arguments
 //! and the rendered block themselves are included too.
 //!
+//! A search of the deferred tools is a line with `"event": "search"`: the
+//! search call's id, the sha256 of the query's text, and `tools`, each
+//! found tool's registry name and definition hash, best first (with
+//! `full`, the query too). Found tools loaded into the tools offered from
+//! the next request on are a line with `"event": "load"` and `tools`. A
+//! call's line has no `event`.
+//!
 //! Invariants: a line is written whole or not at all. It is formatted
 //! first and then written with one `write` on a descriptor opened with
 //! `O_APPEND`, under a lock held for that write, so lines of concurrent
@@ -28,7 +35,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
-use crate::invoke::{CallOutcome, CallRecorder, Caller, ToolCall};
+use crate::invoke::{CallOutcome, CallRecorder, Caller, Disclosed, Disclosure, ToolCall};
 use crate::schema::SchemaHash;
 
 /// An open call journal.
@@ -57,6 +64,40 @@ struct Line<'a> {
     arguments: Option<&'a serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     rendered: Option<&'a str>,
+}
+
+/// The line of a search, or of found tools loaded into an offer.
+#[derive(Debug, Serialize)]
+struct DisclosureLine<'a> {
+    time: String,
+    event: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    call_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wire_name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    query_sha256: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    query: Option<&'a str>,
+    tools: Vec<DisclosedLine<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct DisclosedLine<'a> {
+    tool: &'a str,
+    definition_sha256: &'a SchemaHash,
+}
+
+fn disclosed<'a>(tools: &[Disclosed<'a>]) -> Vec<DisclosedLine<'a>> {
+    tools
+        .iter()
+        .map(|d| DisclosedLine {
+            tool: d.tool,
+            definition_sha256: d.definition,
+        })
+        .collect()
 }
 
 impl Journal {
@@ -91,6 +132,20 @@ impl Journal {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take()
+    }
+
+    /// Appends `line` and a newline with one write, keeping a failure.
+    fn append(&self, line: &impl Serialize) {
+        let mut text = match serde_json::to_vec(line) {
+            Ok(text) => text,
+            Err(e) => return self.keep(std::io::Error::other(e)),
+        };
+        text.push(b'\n');
+        let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Err(e) = file.write_all(&text) {
+            drop(file);
+            self.keep(e);
+        }
     }
 
     fn keep(&self, error: std::io::Error) {
@@ -143,16 +198,35 @@ impl CallRecorder for Journal {
             arguments: self.full.then_some(&call.arguments),
             rendered: self.full.then_some(rendered),
         };
-        let mut text = match serde_json::to_vec(&line) {
-            Ok(text) => text,
-            Err(e) => return self.keep(std::io::Error::other(e)),
+        self.append(&line);
+    }
+
+    /// Appends a line with `event` `search` (the call's id, the sha256 of
+    /// the query's text, and each tool found with its definition's hash,
+    /// best first) or `load` (each tool loaded with its definition's
+    /// hash). With `full`, a search's line carries the query too.
+    fn record_disclosure(&self, disclosure: &Disclosure<'_>, caller: Caller<'_>) {
+        let mut line = DisclosureLine {
+            time: rfc3339_utc(SystemTime::now()),
+            event: "load",
+            call_id: None,
+            wire_name: caller.wire_name,
+            client: caller.client,
+            query_sha256: None,
+            query: None,
+            tools: Vec::new(),
         };
-        text.push(b'\n');
-        let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Err(e) = file.write_all(&text) {
-            drop(file);
-            self.keep(e);
+        match *disclosure {
+            Disclosure::Search { id, query, found } => {
+                line.event = "search";
+                line.call_id = Some(id);
+                line.query_sha256 = Some(sha256_hex(query.as_bytes()));
+                line.query = self.full.then_some(query);
+                line.tools = disclosed(found);
+            }
+            Disclosure::Load { tools } => line.tools = disclosed(tools),
         }
+        self.append(&line);
     }
 }
 

@@ -47,7 +47,8 @@ mod name;
 mod screen;
 
 pub use deferral::{
-    Deferral, MAX_PATTERN_BYTES, MAX_PATTERNS, Pattern, PatternError, glob_matches, index_tools,
+    Deferral, MAX_PATTERN_BYTES, MAX_PATTERNS, Pattern, PatternError, SearchForm, glob_matches,
+    index_tools,
 };
 pub use derived::Derived;
 use limits::Meter;

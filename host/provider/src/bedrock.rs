@@ -15,8 +15,8 @@
 use serde_json::{Value, json};
 
 use super::{
-    IdOrigin, Offered, Provider, ProviderError, RawArguments, RawCall, Reader, ToolReply, index,
-    join,
+    CallKind, IdOrigin, Offered, Provider, ProviderError, RawArguments, RawCall, Reader, ToolReply,
+    index, join,
 };
 
 /// One tool's entry in the `tools` array of the `toolConfig` object.
@@ -67,6 +67,7 @@ pub(crate) fn calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderError>
             name: r.string(tool_use, &at, "name")?,
             arguments: RawArguments::Value(r.field(tool_use, &at, "input")?),
             protocol: None,
+            kind: CallKind::Tool,
         });
     }
     Ok(calls)

@@ -63,6 +63,27 @@ impl Encoded {
         }
     }
 
+    /// An entry that is not a registered tool's (the search tool, a
+    /// namespace).
+    pub fn from_value(entry: &Value) -> Self {
+        Encoded {
+            text: entry.to_string().into_boxed_str(),
+            rewrites: None,
+        }
+    }
+
+    /// `entry` (an object) with `"defer_loading": true` added.
+    pub fn deferred(entry: &Encoded) -> Self {
+        let mut value = entry.value();
+        if let Some(object) = value.as_object_mut() {
+            object.insert("defer_loading".to_owned(), Value::Bool(true));
+        }
+        Encoded {
+            text: value.to_string().into_boxed_str(),
+            rewrites: entry.rewrites.clone(),
+        }
+    }
+
     /// The entry as a [`Value`] again.
     #[allow(
         clippy::expect_used,
@@ -81,6 +102,9 @@ pub(super) struct ToolCache {
     wires: [OnceLock<Arc<str>>; 3],
     /// By provider, in [`Provider::ALL`] order.
     entries: [OnceLock<Arc<Encoded>>; 6],
+    /// The same, marked deferred (`"defer_loading": true`), made only for
+    /// the providers that take the mark.
+    deferred: [OnceLock<Arc<Encoded>>; 6],
 }
 
 impl ToolCache {
@@ -95,6 +119,7 @@ impl ToolCache {
                 name: Arc::from(tool.name.as_str()),
                 wires: Default::default(),
                 entries: Default::default(),
+                deferred: Default::default(),
             })
             .expect("a registered tool's derived slot holds its provider cache")
     }
@@ -116,12 +141,26 @@ impl ToolCache {
 
     /// The tool's entry for `provider` under its own wire name, built with
     /// `build` on first use.
-    #[allow(clippy::expect_used, reason = "Provider::ALL lists every provider")]
     pub fn entry(&self, provider: Provider, build: impl FnOnce() -> Encoded) -> &Arc<Encoded> {
-        let slot = Provider::ALL
-            .iter()
-            .position(|p| *p == provider)
-            .expect("every provider is in Provider::ALL");
-        self.entries[slot].get_or_init(|| Arc::new(build()))
+        self.entries[slot(provider)].get_or_init(|| Arc::new(build()))
     }
+
+    /// The tool's entry for `provider` marked deferred, built with `build`
+    /// on first use.
+    pub fn deferred_entry(
+        &self,
+        provider: Provider,
+        build: impl FnOnce() -> Encoded,
+    ) -> &Arc<Encoded> {
+        self.deferred[slot(provider)].get_or_init(|| Arc::new(build()))
+    }
+}
+
+/// `provider`'s place in [`Provider::ALL`].
+#[allow(clippy::expect_used, reason = "Provider::ALL lists every provider")]
+fn slot(provider: Provider) -> usize {
+    Provider::ALL
+        .iter()
+        .position(|p| *p == provider)
+        .expect("every provider is in Provider::ALL")
 }

@@ -49,6 +49,13 @@ pub struct EncodedRequest {
     /// (shared with the tool's cache: read them as before, `r.tool`,
     /// `r.rewrites`).
     pub rewrites: Vec<Arc<ToolRewrites>>,
+    /// The search over the registry's deferred tools the request offers,
+    /// when the registry defers any (see `deferred` in this crate's docs).
+    pub search: Option<super::OfferedSearch>,
+    /// The deferred tools listed after the search because a search found
+    /// them (the providers without deferred loading), by registry name, in
+    /// the order they were found.
+    pub loaded: Vec<String>,
 }
 
 impl EncodedRequest {
@@ -98,41 +105,90 @@ pub(super) fn assemble(
     codec: WireCodec,
     gemini: GeminiSchema,
 ) -> EncodedRequest {
-    let rule = provider.rule();
-    let keep = provider != Provider::Gemini || gemini == GeminiSchema::JsonSchema;
-    let all_own = codec.all_own();
-    let mut entries = Vec::with_capacity(tools.len());
+    let entries = Entries::new(provider, &codec, gemini);
+    let mut encoded = Vec::with_capacity(tools.len());
     let mut rewrites = Vec::new();
     for (tool, cache) in tools.iter().zip(caches) {
-        let own: &str = cache.wire(rule);
+        let entry = entries.of(tool, cache);
+        if let Some(changed) = &entry.rewrites {
+            rewrites.push(changed.clone());
+        }
+        encoded.push(entry);
+    }
+    EncodedRequest {
+        provider,
+        codec,
+        tools: ToolsPayload::new(provider, encoded),
+        rewrites,
+        search: None,
+        loaded: Vec::new(),
+    }
+}
+
+/// Builds (or takes from each tool's cache) the entries of one request's
+/// tools under its codec's names.
+pub(super) struct Entries<'c> {
+    provider: Provider,
+    codec: &'c WireCodec,
+    gemini: GeminiSchema,
+    /// Whether every name is its own (no clash moved one).
+    all_own: bool,
+    /// Whether entries built for this request may be kept with the tool.
+    keep: bool,
+}
+
+impl<'c> Entries<'c> {
+    pub(super) fn new(provider: Provider, codec: &'c WireCodec, gemini: GeminiSchema) -> Self {
+        Entries {
+            provider,
+            codec,
+            gemini,
+            all_own: codec.all_own(),
+            keep: provider != Provider::Gemini || gemini == GeminiSchema::JsonSchema,
+        }
+    }
+
+    /// `tool`'s wire name in this request.
+    pub(super) fn wire_name<'t>(&'t self, tool: &RegisteredTool, cache: &'t ToolCache) -> &'t str {
+        let own: &str = cache.wire(self.provider.rule());
         #[allow(
             clippy::expect_used,
             reason = "the codec was built from these tools' names"
         )]
-        let wire_name = if all_own {
+        if self.all_own {
             own
         } else {
-            codec
+            self.codec
                 .encode(tool.name.as_str())
                 .expect("the codec was built from these names")
-        };
+        }
+    }
+
+    /// `tool`'s entry (with its `cache`) in this request.
+    pub(super) fn of(&self, tool: &RegisteredTool, cache: &ToolCache) -> Arc<Encoded> {
+        let own: &str = cache.wire(self.provider.rule());
+        let wire_name = self.wire_name(tool, cache);
         let offered = Offered { wire_name, tool };
-        let encoded = if keep && (all_own || wire_name == own) {
+        let (provider, gemini) = (self.provider, self.gemini);
+        if self.keep && (self.all_own || wire_name == own) {
             cache
                 .entry(provider, || Encoded::build(provider, offered, gemini))
                 .clone()
         } else {
             Arc::new(Encoded::build(provider, offered, gemini))
-        };
-        if let Some(changed) = &encoded.rewrites {
-            rewrites.push(changed.clone());
         }
-        entries.push(encoded);
     }
-    EncodedRequest {
-        provider,
-        codec,
-        tools: ToolsPayload::new(provider, entries),
-        rewrites,
+
+    /// `tool`'s entry marked `"defer_loading": true` (Anthropic, OpenAI
+    /// Responses), kept with the tool as its entry is.
+    pub(super) fn deferred(&self, tool: &RegisteredTool, cache: &ToolCache) -> Arc<Encoded> {
+        let own: &str = cache.wire(self.provider.rule());
+        let wire_name = self.wire_name(tool, cache);
+        let build = || Encoded::deferred(&self.of(tool, cache));
+        if self.keep && (self.all_own || wire_name == own) {
+            cache.deferred_entry(self.provider, build).clone()
+        } else {
+            Arc::new(build())
+        }
     }
 }

@@ -30,8 +30,8 @@ use serde_json::{Value, json};
 
 use super::gemini_schema::{self, SchemaLimits, SchemaRewrite};
 use super::{
-    IdOrigin, Offered, Provider, ProviderError, RawArguments, RawCall, Reader, ToolReply, index,
-    join,
+    CallKind, IdOrigin, Offered, Provider, ProviderError, RawArguments, RawCall, Reader, ToolReply,
+    index, join,
 };
 
 /// How a tool's input schema is sent to Gemini.
@@ -122,6 +122,7 @@ pub(crate) fn calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderError>
             name: r.string(call, &at, "name")?,
             arguments: RawArguments::Value(r.optional(call, &at, "args")?.unwrap_or(&EMPTY_ARGS)),
             protocol: None,
+            kind: CallKind::Tool,
         });
     }
     Ok(calls)

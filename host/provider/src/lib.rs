@@ -23,6 +23,14 @@
 //! Provider::format_results([ToolReply]) -> the messages/items to append
 //! ```
 //!
+//! A registry that defers tools (`[search]`) is offered with them and the
+//! search that finds them in each provider's own form
+//! ([`Provider::encode_registry`], [`OfferedSearch`]; the `deferred`
+//! module says how for each provider): Anthropic's `defer_loading` and
+//! `tool_reference`, OpenAI Responses' `tool_search` and namespaces, and
+//! for the others the host's [`SEARCH_TOOL`] with the found tools listed
+//! after it ([`EncodedRequest::loaded`]).
+//!
 //! Invariants (each has a test in `tests.rs` or beside it in `tests/`:
 //! `encode.rs`, `results.rs`, `null.rs`, `schema.rs`, `props.rs`):
 //! - **One result per call.** [`Provider::decode_calls`] returns every
@@ -59,6 +67,7 @@
 mod anthropic;
 mod bedrock;
 mod cache;
+mod deferred;
 mod encode;
 mod gemini;
 mod gemini_schema;
@@ -82,6 +91,7 @@ use tiny_harness_core::registry::{RegisteredTool, Registry};
 use tiny_harness_core::tool::{CallError, Violation};
 use wire::{UnknownWireName, WireCodec, WireRule};
 
+pub use deferred::{OfferedSearch, SEARCH_DESCRIPTION, SEARCH_TOOL, search_schema};
 pub(crate) use encode::Offered;
 pub use encode::{EncodedRequest, ToolRewrites};
 pub use gemini::GeminiSchema;
@@ -142,9 +152,24 @@ impl Provider {
         }
     }
 
-    /// The tools of `registry`, in registry-name order, for one request.
+    /// The tools of `registry`, in registry-name order, for one request;
+    /// when the registry defers tools, with those and the search that
+    /// finds them in the provider's form (see [`OfferedSearch`]).
     pub fn encode_registry(self, registry: &Registry) -> EncodedRequest {
-        self.encode_tools(registry.tools().map(|tool| &**tool))
+        self.encode_registry_with(registry, &[], GeminiSchema::JsonSchema)
+    }
+
+    /// [`Provider::encode_registry`], with the deferred tools that earlier
+    /// searches found (`loaded`, registry names in the order found) listed
+    /// after the search where the provider has no deferred loading of its
+    /// own, and Gemini's schemas sent as `gemini` says.
+    pub fn encode_registry_with(
+        self,
+        registry: &Registry,
+        loaded: &[String],
+        gemini: GeminiSchema,
+    ) -> EncodedRequest {
+        deferred::encode_offer(self, registry, loaded, gemini)
     }
 
     /// `tools` (a tool given twice counts once), in the order given, as
@@ -188,6 +213,30 @@ impl Provider {
             Provider::Mcp => mcp::calls(response)?,
         };
         Ok(raw.into_iter().map(|call| call.decode(codec)).collect())
+    }
+
+    /// The registry names of the tools the provider's own search found in
+    /// `response` (Anthropic's `tool_reference`s, the functions of an
+    /// OpenAI Responses server `tool_search_output`), decoded with the
+    /// request's codec: `Err` holds a name the request never offered
+    /// (cut as an unknown name is). Empty for the other providers.
+    pub fn decode_disclosed(
+        self,
+        codec: &WireCodec,
+        response: &Value,
+    ) -> Result<Vec<Result<String, String>>, ProviderError> {
+        let names = match self {
+            Provider::Anthropic => anthropic::disclosed(response)?,
+            Provider::OpenAiResponses => openai::responses_disclosed(response)?,
+            _ => Vec::new(),
+        };
+        Ok(names
+            .into_iter()
+            .map(|wire| match codec.decode(wire) {
+                Ok(name) => Ok(name.to_owned()),
+                Err(unknown) => Err(shown(&unknown)),
+            })
+            .collect())
     }
 
     /// The provider's tool-result message(s) for `replies`, in order, to
@@ -249,6 +298,21 @@ pub struct DecodedCall {
     /// one (an MCP `tools/call` of 2026-07-28 names it in `params._meta`):
     /// its result is formatted for that revision.
     pub protocol: Option<String>,
+    /// What kind of call the provider made.
+    pub kind: CallKind,
+}
+
+/// What kind of call a provider made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallKind {
+    /// A call of a tool by name (every provider's function or tool call;
+    /// the host's search too where it is offered as a tool).
+    #[default]
+    Tool,
+    /// An OpenAI Responses `tool_search_call` the client executes: the
+    /// host's search, answered with a `tool_search_output`.
+    ToolSearch,
 }
 
 /// Where a call's id comes from.
@@ -301,6 +365,8 @@ impl DecodedCall {
             is_error: outcome.is_error(),
             structured: outcome.structured().cloned(),
             protocol: self.protocol.clone(),
+            kind: self.kind,
+            found: None,
         }
     }
 }
@@ -324,6 +390,13 @@ pub struct ToolReply {
     pub structured: Option<Value>,
     /// The protocol revision of the call's request ([`DecodedCall::protocol`]).
     pub protocol: Option<String>,
+    /// The kind of call it answers ([`DecodedCall::kind`]).
+    pub kind: CallKind,
+    /// For a search of the host's, what the provider is sent for the tools
+    /// found ([`EncodedRequest::found_entries`]): Anthropic's
+    /// `tool_reference` blocks, or the definitions of an OpenAI Responses
+    /// `tool_search_output`. `None` sends `rendered`.
+    pub found: Option<Vec<Value>>,
 }
 
 /// A provider response that does not have the shape its format requires.
@@ -351,6 +424,7 @@ pub(crate) struct RawCall<'a> {
     pub name: &'a str,
     pub arguments: RawArguments<'a>,
     pub protocol: Option<String>,
+    pub kind: CallKind,
 }
 
 /// A call's arguments as the provider sent them.
@@ -387,6 +461,7 @@ impl RawCall<'_> {
             wire_name: self.name.to_owned(),
             call,
             protocol: self.protocol,
+            kind: self.kind,
         }
     }
 }

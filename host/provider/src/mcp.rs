@@ -32,8 +32,8 @@
 use serde_json::{Value, json};
 
 use super::{
-    IdOrigin, Offered, Provider, ProviderError, RawArguments, RawCall, Reader, ToolReply, index,
-    join,
+    CallKind, IdOrigin, Offered, Provider, ProviderError, RawArguments, RawCall, Reader, ToolReply,
+    index, join,
 };
 
 /// One tool's entry in the `tools` array of the `tools/list` result.
@@ -114,6 +114,7 @@ fn call<'v>(request: &'v Value, at: &str) -> Result<RawCall<'v>, ProviderError> 
     };
     Ok(RawCall {
         protocol,
+        kind: CallKind::Tool,
         id,
         origin,
         name: r.string(params, &params_at, "name")?,

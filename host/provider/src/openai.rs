@@ -24,12 +24,17 @@
 //!   reasoning, built-in tool calls) are skipped;
 //! - results: one `{"type":"function_call_output","call_id","output"}`
 //!   input item per call. No error flag either.
+//! - deferred tools (see `deferred`): a client-executed `tool_search_call`
+//!   is the host's search, answered with a `tool_search_output` holding
+//!   the definitions of the tools found (none when the search was
+//!   refused); the tools the server's own search loaded are the functions
+//!   of its `tool_search_output` items.
 
 use serde_json::{Value, json};
 
 use super::{
-    IdOrigin, Offered, Provider, ProviderError, RawArguments, RawCall, Reader, ToolReply, index,
-    join,
+    CallKind, IdOrigin, Offered, Provider, ProviderError, RawArguments, RawCall, Reader, ToolReply,
+    index, join,
 };
 
 /// One tool's entry in the Chat Completions `tools` array.
@@ -95,6 +100,7 @@ pub(crate) fn chat_calls(response: &Value) -> Result<Vec<RawCall<'_>>, ProviderE
             name: r.string(function, &function_at, "name")?,
             arguments: RawArguments::Text(r.string(function, &function_at, "arguments")?),
             protocol: None,
+            kind: CallKind::Tool,
         });
     }
     Ok(calls)
@@ -110,6 +116,23 @@ pub(crate) fn responses_calls(response: &Value) -> Result<Vec<RawCall<'_>>, Prov
         let at = index("output", i);
         match r.string(item, &at, "type")? {
             "function_call" => {}
+            // The model asks the client for a search: the host's, when the
+            // request offered it (otherwise the call is refused as a call
+            // of a tool not offered). A search the server ran is not ours.
+            "tool_search_call" => {
+                if r.optional(item, &at, "execution")?.and_then(Value::as_str) != Some("client") {
+                    continue;
+                }
+                calls.push(RawCall {
+                    id: r.string(item, &at, "call_id")?.to_owned(),
+                    origin: IdOrigin::Given,
+                    name: super::SEARCH_TOOL,
+                    arguments: RawArguments::Value(r.field(item, &at, "arguments")?),
+                    protocol: None,
+                    kind: CallKind::ToolSearch,
+                });
+                continue;
+            }
             // A call of a kind never offered (a custom or local tool) has
             // no result this adapter could give: refused, not skipped.
             "custom_tool_call" | "local_shell_call" | "apply_patch_call" => {
@@ -127,6 +150,7 @@ pub(crate) fn responses_calls(response: &Value) -> Result<Vec<RawCall<'_>>, Prov
             name: r.string(item, &at, "name")?,
             arguments: RawArguments::Text(r.string(item, &at, "arguments")?),
             protocol: None,
+            kind: CallKind::Tool,
         });
     }
     Ok(calls)
@@ -146,16 +170,55 @@ pub(crate) fn chat_results(replies: &[ToolReply]) -> Vec<Value> {
         .collect()
 }
 
-/// One `function_call_output` item per reply.
+/// The tools the server's own tool search loaded in a Responses
+/// response: the function names of its `tool_search_output` items (those
+/// in a namespace too).
+pub(crate) fn responses_disclosed(response: &Value) -> Result<Vec<&str>, ProviderError> {
+    let r = Reader {
+        provider: Provider::OpenAiResponses,
+    };
+    let mut names = Vec::new();
+    for (i, item) in r.array(response, "", "output")?.iter().enumerate() {
+        let at = index("output", i);
+        if r.string(item, &at, "type")? != "tool_search_output" {
+            continue;
+        }
+        let tools_at = join(&at, "tools");
+        for (j, tool) in r.array(item, &at, "tools")?.iter().enumerate() {
+            let tool_at = index(&tools_at, j);
+            match r.string(tool, &tool_at, "type")? {
+                "function" => names.push(r.string(tool, &tool_at, "name")?),
+                "namespace" => {
+                    let inner_at = join(&tool_at, "tools");
+                    for (k, inner) in r.array(tool, &tool_at, "tools")?.iter().enumerate() {
+                        names.push(r.string(inner, &index(&inner_at, k), "name")?);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// One `function_call_output` item per reply, and a `tool_search_output`
+/// (the found tools' definitions) for each search of the host's.
 pub(crate) fn responses_results(replies: &[ToolReply]) -> Vec<Value> {
     replies
         .iter()
-        .map(|reply| {
-            json!({
+        .map(|reply| match reply.kind {
+            CallKind::ToolSearch => json!({
+                "type": "tool_search_output",
+                "call_id": reply.call_id,
+                "execution": "client",
+                "status": "completed",
+                "tools": reply.found.clone().unwrap_or_default(),
+            }),
+            _ => json!({
                 "type": "function_call_output",
                 "call_id": reply.call_id,
                 "output": reply.rendered,
-            })
+            }),
         })
         .collect()
 }

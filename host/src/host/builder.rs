@@ -55,6 +55,7 @@ pub struct HostBuilder {
     locked: bool,
     recorders: Vec<Arc<dyn CallRecorder>>,
     search: tiny_harness_core::registry::Deferral,
+    search_form: Option<tiny_harness_core::registry::SearchForm>,
     #[cfg(feature = "intrinsics")]
     intrinsics: bool,
     #[cfg(feature = "intrinsics")]
@@ -99,6 +100,7 @@ impl HostBuilder {
             locked: false,
             recorders: Vec::new(),
             search: tiny_harness_core::registry::Deferral::default(),
+            search_form: None,
             #[cfg(feature = "intrinsics")]
             intrinsics: false,
             #[cfg(feature = "intrinsics")]
@@ -146,6 +148,14 @@ impl HostBuilder {
     /// config's `[search] always`), whatever defers them.
     pub fn always(mut self, pattern: Pattern) -> Self {
         self.search.always.push(pattern);
+        self
+    }
+
+    /// How a model is offered the search over the deferred tools (as the
+    /// config's `[search] form`, which it overrides): the host's own
+    /// search by default ([`crate::SearchForm::Host`]).
+    pub fn search_form(mut self, form: crate::SearchForm) -> Self {
+        self.search_form = Some(form);
         self
     }
 
@@ -302,6 +312,9 @@ impl HostBuilder {
             .unwrap_or_default();
         search.defer.append(&mut self.search.defer);
         search.always.append(&mut self.search.always);
+        if let Some(form) = self.search_form {
+            search.form = form;
+        }
         search.plugins = plugins
             .iter()
             .filter(|spec| spec.defer)

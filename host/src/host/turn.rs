@@ -10,6 +10,11 @@
 //! - What one response can make the host do is bounded: at most
 //!   [`MAX_CALLS_PER_TURN`] calls, at most [`MAX_CONCURRENT_CALLS`] of them
 //!   at once.
+//! - A call of the host's search (offered when the registry defers tools)
+//!   is answered in place from the registry's index, journaled, and its
+//!   finds kept in [`Turn::found`] for [`Host::offer_next`]; a deferred
+//!   tool the model calls without having searched runs as any registered
+//!   tool does, as a provider that found it would let it.
 //! - With a workflow ([`Host::run_calls_in`]), the calls of bare-named
 //!   tools (the intrinsics) are applied to it one after another, in the
 //!   response's order, while the other calls run concurrently: the same
@@ -47,6 +52,10 @@ pub struct Turn {
     /// response's order); empty without a workflow.
     #[cfg(feature = "intrinsics")]
     pub commands: Vec<WorkflowCommand>,
+    /// The deferred tools this turn's searches found (the host's, and the
+    /// provider's own), by registry name, best first per search, each
+    /// once: [`Host::offer_next`] lists them from the next request on.
+    pub found: Vec<String>,
 }
 
 impl Turn {
@@ -63,6 +72,16 @@ pub enum TurnError {
     /// The response does not have the provider's shape.
     #[error(transparent)]
     Provider(#[from] ProviderError),
+    /// The provider's own search names a tool the request did not defer
+    /// (not registered, or not deferred): the response is not an answer
+    /// to this request, and none of its calls ran.
+    #[error(
+        "the provider's tool search names {name:?}, which is not a deferred tool of this request; nothing was run"
+    )]
+    NotDeferred {
+        /// The name, as the request knows it (or as sent, when unknown).
+        name: String,
+    },
     /// The response holds more calls than one turn may run.
     #[error(
         "the response holds {count} tool calls, more than the {MAX_CALLS_PER_TURN} one turn may run"
@@ -85,7 +104,10 @@ impl Host {
     /// The tools offered for `provider` in this iteration: every registered
     /// tool, encoded, with the request's wire-name codec. Send
     /// `request.tools` with the request and keep `request` for
-    /// [`Host::run_calls`].
+    /// [`Host::run_calls`]. When the registry defers tools (`[search]`),
+    /// they and the search that finds them take the provider's form
+    /// ([`crate::provider::OfferedSearch`]); after a turn,
+    /// [`Host::offer_next`] makes the next request, with the tools found.
     pub fn offer(&self, provider: Provider) -> EncodedRequest {
         provider.encode_registry(&self.registry())
     }
@@ -96,8 +118,7 @@ impl Host {
     /// [`Host::offer`] sends them); the other providers take JSON Schema
     /// and ignore it.
     pub fn offer_with(&self, provider: Provider, gemini: GeminiSchema) -> EncodedRequest {
-        let registry = self.registry();
-        provider.encode_tools_with(registry.tools().map(|tool| &**tool), gemini)
+        provider.encode_registry_with(&self.registry(), &[], gemini)
     }
 
     /// Runs the tool calls of `response`, the provider's reply to
@@ -137,10 +158,13 @@ impl Host {
         if calls.len() > MAX_CALLS_PER_TURN {
             return Err(TurnError::TooManyCalls { count: calls.len() });
         }
+        let registry = self.registry();
+        let mut found = self.provider_found(request, response, &registry)?;
         let permits = Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_CALLS));
         let mut running = tokio::task::JoinSet::new();
-        let registry = self.registry();
         let mut intrinsics = Vec::new();
+        let mut searched: Vec<Option<Vec<Value>>> = vec![None; calls.len()];
+        let mut answered: Vec<(usize, CallOutcome)> = Vec::new();
         for (index, decoded) in calls.iter().enumerate() {
             if let Some(refused) = decoded.refusal_outcome() {
                 let call = ToolCall {
@@ -156,6 +180,17 @@ impl Host {
             let Ok(call) = decoded.call.clone() else {
                 continue;
             };
+            if Self::is_search(request, &call) {
+                let answer = self.answer_search(request, decoded, &call, &registry);
+                for name in answer.found {
+                    if !found.contains(&name) {
+                        found.push(name);
+                    }
+                }
+                searched[index] = answer.entries;
+                answered.push((index, answer.outcome));
+                continue;
+            }
             let bare = (registry.get(&call.name)).is_some_and(|tool| tool.name.is_bare());
             if bare && bound.is_some() {
                 intrinsics.push((index, call, decoded.wire_name.clone()));
@@ -169,6 +204,9 @@ impl Host {
             });
         }
         let mut outcomes: Vec<Option<CallOutcome>> = vec![None; calls.len()];
+        for (index, outcome) in answered {
+            outcomes[index] = Some(outcome);
+        }
         #[cfg(feature = "intrinsics")]
         let mut commands = Vec::new();
         #[cfg(feature = "intrinsics")]
@@ -206,7 +244,12 @@ impl Host {
         let replies: Vec<_> = calls
             .iter()
             .zip(&outcomes)
-            .map(|(decoded, outcome)| decoded.reply(outcome))
+            .zip(searched)
+            .map(|((decoded, outcome), entries)| {
+                let mut reply = decoded.reply(outcome);
+                reply.found = entries;
+                reply
+            })
             .collect();
         let results = request.provider.format_results(&replies);
         Ok(Turn {
@@ -215,6 +258,7 @@ impl Host {
             results,
             #[cfg(feature = "intrinsics")]
             commands,
+            found,
         })
     }
 }

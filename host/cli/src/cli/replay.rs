@@ -62,10 +62,16 @@ pub(super) async fn replay(
     let mut any_error = false;
     let mut report = Vec::new();
     let mut out = String::new();
+    // Each turn answers the request the turn before it made: with the
+    // deferred tools its searches found.
+    let mut request = host.offer(provider);
+    let mut last_turn: Option<tiny_harness_host::Turn> = None;
     for (index, response) in turns.iter().enumerate() {
         let number = index + 1;
         host.begin_iteration();
-        let request = host.offer(provider);
+        if let Some(last) = &last_turn {
+            request = host.offer_next(&request, last);
+        }
         let turn = match (&mut state, workflow) {
             (Some(state), Some((_, actor))) => {
                 host.run_calls_in(&request, response, state, actor).await
@@ -96,7 +102,11 @@ pub(super) async fn replay(
             if state.is_some() {
                 entry["commands"] = serde_json::to_value(&turn.commands)?;
             }
+            if !turn.found.is_empty() {
+                entry["found"] = serde_json::to_value(&turn.found)?;
+            }
             report.push(entry);
+            last_turn = Some(turn);
             continue;
         }
         let plural = if turn.calls.len() == 1 { "" } else { "s" };
@@ -112,6 +122,15 @@ pub(super) async fn replay(
             );
             let _ = writeln!(out, "{}", block(outcome.render()));
         }
+        if !turn.found.is_empty() {
+            let names: Vec<_> = turn.found.iter().map(|n| one_line(n)).collect();
+            let _ = writeln!(
+                out,
+                "found (offered from the next turn on): {}",
+                names.join(", ")
+            );
+        }
+        last_turn = Some(turn);
     }
     if let (Some(state), Some((path, _))) = (&state, workflow) {
         super::workflow::save(path, state)?;

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use tiny_harness_core::display::one_line;
 use tiny_harness_host::{Host, Provider};
-use tiny_harness_provider::GeminiSchema;
+use tiny_harness_provider::{GeminiSchema, SEARCH_TOOL};
 
 use super::emit;
 
@@ -80,7 +80,7 @@ pub(super) fn print_wire_tools(
     json: bool,
 ) -> anyhow::Result<()> {
     let registry = host.registry();
-    let request = provider.encode_tools_with(registry.tools().map(|t| &**t), gemini);
+    let request = host.offer_with(provider, gemini);
     let entries = request.entries();
     let rewrites = |name: &str| {
         request
@@ -91,21 +91,43 @@ pub(super) fn print_wire_tools(
             .unwrap_or_default()
     };
     let lossy = |name: &str| rewrites(name).iter().filter(|w| w.lossy).count();
+    // Each entry by the wire name it offers (a namespace's functions
+    // each by theirs); the others (the search, namespaces) are listed
+    // after the tools.
+    let mut by_wire = std::collections::HashMap::new();
+    let mut others = Vec::new();
+    for entry in &entries {
+        match entry_name(provider, entry) {
+            Some(wire) if request.codec.decode(wire).is_ok_and(|n| n != SEARCH_TOOL) => {
+                by_wire.insert(wire, *entry);
+            }
+            _ => {
+                for inner in entry["tools"].as_array().into_iter().flatten() {
+                    if let Some(wire) = inner["name"].as_str() {
+                        by_wire.insert(wire, inner);
+                    }
+                }
+                others.push(*entry);
+            }
+        }
+    }
     let rows: Vec<(&str, &str, usize, Option<&serde_json::Value>)> = registry
         .tools()
-        .zip(entries.iter().map(Some).chain(std::iter::repeat(None)))
-        .map(|(tool, entry)| {
+        .map(|tool| {
             let name = tool.name.as_str();
             let wire = request.codec.encode(name).unwrap_or("");
-            (name, wire, lossy(name), entry.copied())
+            (name, wire, lossy(name), by_wire.get(wire).copied())
         })
         .collect();
     if json {
-        let list: Vec<serde_json::Value> = rows
+        let mut list: Vec<serde_json::Value> = rows
             .iter()
             .map(|(name, wire, _, definition)| {
                 let mut view =
                     serde_json::json!({"name": name, "wire_name": wire, "definition": definition});
+                if registry.is_deferred(name) {
+                    view["deferred"] = true.into();
+                }
                 if provider == Provider::Gemini {
                     view["schema_field"] = gemini.field().into();
                 }
@@ -119,6 +141,17 @@ pub(super) fn print_wire_tools(
                 view
             })
             .collect();
+        for entry in &others {
+            let offered = if entry["type"] == "namespace" {
+                "namespace"
+            } else {
+                "search"
+            };
+            let wire = entry_name(provider, entry).or_else(|| entry["type"].as_str());
+            list.push(serde_json::json!({
+                "name": null, "wire_name": wire, "offered": offered, "definition": entry,
+            }));
+        }
         return emit(&tiny_harness_core::display::json_pretty(&list)?);
     }
     if rows.is_empty() {
@@ -136,7 +169,29 @@ pub(super) fn print_wire_tools(
             );
         }
     }
+    if let Some(search) = &request.search {
+        let _ = write!(
+            table,
+            "\n({} deferred tools, listed once a search finds them; the search is {}'s)",
+            search.deferred,
+            if search.by_host() {
+                "the host"
+            } else {
+                provider.as_str()
+            }
+        );
+    }
     emit(&table)
+}
+
+/// The name an entry of `provider`'s payload offers, if it has one.
+fn entry_name(provider: Provider, entry: &serde_json::Value) -> Option<&str> {
+    match provider {
+        Provider::OpenAiChat => entry["function"]["name"].as_str(),
+        Provider::Bedrock => entry["toolSpec"]["name"].as_str(),
+        _ if entry["type"] == "namespace" => None,
+        _ => entry["name"].as_str(),
+    }
 }
 
 /// The most characters of a description the `tools` table shows.

@@ -14,6 +14,8 @@ use serde_json::{Value, json};
 
 use super::{run_in, stderr, stdout, workspace_root};
 
+mod search;
+
 const PROVIDERS: [&str; 6] = [
     "openai-chat",
     "openai-responses",

@@ -144,6 +144,10 @@ fn searches_that_cannot_be_answered_say_why_in_one_line() {
         ),
         ("[search]\nnever = [\"x\"]\n", "unknown field `never`"),
         (
+            "[search]\nform = \"server\"\n",
+            "tiny-harness.toml:2:8: search.form: \"server\" is not a form; use \"host\", \"provider\" or \"provider-regex\"",
+        ),
+        (
             "[plugins.fs]\npath = \"builtin:fs\"\ndefer = \"yes\"\n",
             "defer",
         ),

@@ -116,6 +116,50 @@ pub struct Deferral {
     pub defer: Vec<Pattern>,
     /// Tools never deferred, whatever else says.
     pub always: Vec<Pattern>,
+    /// How a model is offered the search that finds them.
+    pub form: SearchForm,
+}
+
+/// How a request offers the search over the deferred tools (`[search]
+/// form` in the config). Providers without a search of their own always
+/// get the host's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SearchForm {
+    /// `host` (the default): the host's own search, as a client tool of
+    /// the request (`search_tools`), answered with the provider's form of
+    /// found tools; each search is journaled.
+    #[default]
+    Host,
+    /// `provider`: the provider's own search where it has one (Anthropic's
+    /// BM25 tool search, OpenAI Responses' hosted `tool_search`), over the
+    /// deferred tools the request sends with `defer_loading`.
+    Provider,
+    /// `provider-regex`: as `provider`, with Anthropic's regex variant.
+    ProviderRegex,
+}
+
+impl SearchForm {
+    /// Every form, in config order.
+    pub const ALL: [SearchForm; 3] = [
+        SearchForm::Host,
+        SearchForm::Provider,
+        SearchForm::ProviderRegex,
+    ];
+
+    /// The config's name: `host`, `provider` or `provider-regex`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SearchForm::Host => "host",
+            SearchForm::Provider => "provider",
+            SearchForm::ProviderRegex => "provider-regex",
+        }
+    }
+
+    /// The form named `name`, if any.
+    pub fn from_name(name: &str) -> Option<SearchForm> {
+        SearchForm::ALL.into_iter().find(|f| f.as_str() == name)
+    }
 }
 
 impl Deferral {
@@ -260,6 +304,7 @@ mod tests {
             plugins: ["mcp".to_owned()].into(),
             defer: vec![pattern("fs/*")],
             always: vec![pattern("fs/workspace.read_file"), pattern("mcp/*.search")],
+            ..Deferral::default()
         };
         assert!(deferral.defers("mcp/github.create_issue"));
         assert!(!deferral.defers("mcp/github.search"));
