@@ -157,3 +157,45 @@ fn searches_that_cannot_be_answered_say_why_in_one_line() {
         super::one_error_line(&out, &[says]);
     }
 }
+
+/// A deferred tool is pinned like any other: it is in the lock, and one
+/// the lock does not hold is neither found nor offered, and refused
+/// under `--locked`.
+#[test]
+fn a_search_finds_only_pinned_tools_and_locked_refuses_an_unpinned_one() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tiny-harness.toml"), CONFIG).unwrap();
+    let out = run_in(dir.path(), &["tools", "--search", "run a program"], None);
+    assert!(stdout(&out).contains("shell/exec.run"), "{}", stderr(&out));
+    let path = dir.path().join("tiny-harness.lock");
+    let mut lock: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let tools = &mut lock["plugins"]["shell"]["servers"]["exec"]["tools"];
+    assert!(tools["run"]["definition"].is_object(), "{lock}");
+    tools.as_object_mut().unwrap().remove("run");
+    std::fs::write(&path, lock.to_string()).unwrap();
+
+    let out = run_in(dir.path(), &["tools", "--search", "run a program"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("shell/exec.run"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("new since the lock"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run_in(
+        dir.path(),
+        &["tools", "--provider", "anthropic", "--json"],
+        None,
+    );
+    assert!(
+        !stdout(&out).contains("shell__exec__run"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run_in(
+        dir.path(),
+        &["--locked", "tools", "--search", "run a program"],
+        None,
+    );
+    super::one_error_line(&out, &["shell/exec.run is not in the lock"]);
+}
