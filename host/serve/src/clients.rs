@@ -10,7 +10,8 @@
 //!   run and every replica with the same registry. A client's `rename`
 //!   replaces that name for that client only.
 //! - The listing is in registry-name order, made once per registry
-//!   snapshot and client ([`Views`]), never on a call.
+//!   snapshot and client ([`Views`]), never on a call; so is a search
+//!   client's index over its set ([`crate::search`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -102,6 +103,26 @@ impl ClientSets {
                     )));
                 }
             }
+            if !entry.search && !entry.always.is_empty() {
+                return Err(error(
+                    "always: lists tools apart for a search client only: add search = true"
+                        .to_owned(),
+                ));
+            }
+            entry
+                .check_search_names()
+                .map_err(|why| error(format!("rename: {why}")))?;
+            for glob in &entry.always {
+                if !names
+                    .keys()
+                    .any(|name| entry.sees(name) && glob.matches(name))
+                {
+                    return Err(error(format!(
+                        "always: {:?} matches no tool of this client's set",
+                        glob.as_str()
+                    )));
+                }
+            }
             let view = View::new(&names, entry, &HashMap::new());
             if view.names.len() != view.count {
                 return Err(error(
@@ -141,7 +162,15 @@ impl ClientSets {
         let by_client = self
             .entries
             .iter()
-            .map(|(client, entry)| (client.clone(), Arc::new(View::new(&names, entry, &entries))))
+            .map(|(client, entry)| {
+                let view = View::new(&names, entry, &entries);
+                let view = if entry.search {
+                    crate::search::searched(view, entry, registry)
+                } else {
+                    view
+                };
+                (client.clone(), Arc::new(view))
+            })
             .collect();
         Views {
             everyone,
@@ -168,6 +197,9 @@ pub(crate) struct View {
     /// How many tools the set holds (more than `names` holds on a
     /// collision).
     count: usize,
+    /// A search client's index and the tools it may find; its `tools` are
+    /// then `search_tools`, `call_tool` and its `always` tools.
+    pub(crate) search: Option<Arc<crate::search::SearchView>>,
 }
 
 impl View {

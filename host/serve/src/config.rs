@@ -7,13 +7,22 @@
 //! past its ceiling are refused here); what needs the registry (a set
 //! that matches nothing, a rename that collides) is checked when the
 //! gateway is built ([`crate::Gateway::new`]).
+//!
+//! A search client (`search = true`) is listed `search_tools`,
+//! `call_tool` and its `always` tools instead of its whole set
+//! ([`crate::search`]); a rename to one of those two names is refused
+//! for it here, and `always` without `search` is refused as a mistake.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use serde::Deserialize;
 
 use crate::clients::Glob;
+
+mod limits;
+
+use limits::RawLimits;
+pub use limits::ServeLimits;
 
 /// What `[serve]` says, checked.
 #[derive(Debug, Clone, Default)]
@@ -41,6 +50,14 @@ pub struct ClientEntry {
     /// `rename`: the client's own name for a tool, to the tool's registry
     /// name.
     pub rename: BTreeMap<String, String>,
+    /// `search`: the client is listed `search_tools` and `call_tool` (and
+    /// its `always` tools) instead of its whole set, and finds the rest
+    /// by searching. `false` by default.
+    pub search: bool,
+    /// `always`: globs over registry names; the tools of a search client's
+    /// set that match one are listed directly (so are those the host's
+    /// `[search] always` patterns match).
+    pub always: Vec<Glob>,
 }
 
 impl ClientEntry {
@@ -48,8 +65,16 @@ impl ClientEntry {
     pub fn tools(globs: impl IntoIterator<Item = Glob>) -> ClientEntry {
         ClientEntry {
             tools: Some(globs.into_iter().collect()),
-            rename: BTreeMap::new(),
+            ..ClientEntry::default()
         }
+    }
+
+    /// This entry as a search client's, listing the tools of its set that
+    /// match `always` directly.
+    pub fn search(mut self, always: impl IntoIterator<Item = Glob>) -> ClientEntry {
+        self.search = true;
+        self.always = always.into_iter().collect();
+        self
     }
 
     /// This entry, with the tool `registry_name` seen as `name`.
@@ -59,60 +84,19 @@ impl ClientEntry {
             .insert(name.to_owned(), registry_name.to_owned());
         Ok(self)
     }
-}
 
-/// The gateway's bounds, each with its config key under `[serve.limits]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ServeLimits {
-    /// `request_kib`: the largest request body read (413 past it).
-    pub request_bytes: usize,
-    /// `concurrent_requests`: requests served at once over HTTP, all
-    /// clients together (503 past it).
-    pub concurrent_requests: usize,
-    /// `requests_per_second`: one client's sustained rate over HTTP, with
-    /// a burst of as many (429 past it).
-    pub requests_per_second: u32,
-    /// `sessions`: 2025-11-25 sessions open at once (503 for a new one).
-    pub sessions: usize,
-    /// `session_idle_secs`: a session unused this long is closed.
-    pub session_idle: Duration,
-    /// `connections`: HTTP connections open at once (further ones wait in
-    /// the kernel's backlog).
-    pub connections: usize,
-    /// `read_timeout_secs`: the time a client has to send a request's
-    /// headers and its whole body.
-    pub read_timeout: Duration,
-    /// `relist_interval_ms`: the shortest time between two iterations (an
-    /// iteration re-lists an upstream MCP server's tools before the first
-    /// call to them).
-    pub relist_interval: Duration,
-    /// `drain_grace_secs`: how long a drain keeps taking connections and
-    /// requests after it began, with `/readyz` answering 503, so that a
-    /// load balancer's health check takes the gateway out of rotation
-    /// before it refuses connections (HTTP only; 0 by default: connections
-    /// are refused at once).
-    pub drain_grace: Duration,
-    /// `drain_secs`: how long the calls in flight when the gateway stops
-    /// taking requests (at the end of `drain_grace_secs`) have to finish;
-    /// those still running then are cancelled. Over stdio, from the start
-    /// of the drain.
-    pub drain: Duration,
-}
-
-impl Default for ServeLimits {
-    fn default() -> Self {
-        ServeLimits {
-            request_bytes: 1 << 20,
-            concurrent_requests: 64,
-            requests_per_second: 200,
-            sessions: 256,
-            session_idle: Duration::from_secs(300),
-            connections: 512,
-            read_timeout: Duration::from_secs(10),
-            relist_interval: Duration::from_secs(1),
-            drain_grace: Duration::ZERO,
-            drain: Duration::from_secs(30),
+    /// For a search client, that no rename takes the name of one of its
+    /// own tools (`search_tools`, `call_tool`).
+    pub(crate) fn check_search_names(&self) -> Result<(), String> {
+        let taken = self
+            .rename
+            .keys()
+            .find(|alias| crate::search::OWN_TOOLS.contains(&alias.as_str()));
+        match taken {
+            Some(alias) if self.search => Err(format!(
+                "{alias:?} is the name of a search client's own tool: choose another name"
+            )),
+            _ => Ok(()),
         }
     }
 }
@@ -187,24 +171,10 @@ struct RawClient {
     tools: Option<Vec<String>>,
     #[serde(default)]
     rename: BTreeMap<String, String>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a table of limits such as { request_kib = 1024 }"
-)]
-struct RawLimits {
-    request_kib: Option<u64>,
-    concurrent_requests: Option<u64>,
-    requests_per_second: Option<u64>,
-    sessions: Option<u64>,
-    session_idle_secs: Option<u64>,
-    connections: Option<u64>,
-    read_timeout_secs: Option<u64>,
-    relist_interval_ms: Option<u64>,
-    drain_grace_secs: Option<u64>,
-    drain_secs: Option<u64>,
+    #[serde(default)]
+    search: bool,
+    #[serde(default)]
+    always: Vec<String>,
 }
 
 /// The most clients a config may name (each has a rate bucket and a view
@@ -272,31 +242,43 @@ impl ServeConfig {
             let at = |what: &str, why: String| {
                 ServeError::Config(format!("clients.{name}.{what}: {why}"))
             };
-            let tools = match client.tools {
-                None => None,
-                Some(globs) if globs.len() > MAX_PATTERNS => {
-                    return Err(at("tools", format!("more than {MAX_PATTERNS} globs")));
+            let globs = |key: &str, globs: &[String]| {
+                if globs.len() > MAX_PATTERNS {
+                    return Err(at(key, format!("more than {MAX_PATTERNS} globs")));
                 }
-                Some(globs) => Some(
-                    globs
-                        .iter()
-                        .map(|glob| Glob::new(glob).map_err(|why| at("tools", why)))
-                        .collect::<Result<Vec<_>, _>>()?,
-                ),
+                globs
+                    .iter()
+                    .map(|glob| Glob::new(glob).map_err(|why| at(key, why)))
+                    .collect::<Result<Vec<_>, _>>()
             };
+            let tools = match &client.tools {
+                None => None,
+                Some(tools) => Some(globs("tools", tools)?),
+            };
+            let always = globs("always", &client.always)?;
+            if !client.search && !always.is_empty() {
+                return Err(at(
+                    "always",
+                    "lists tools apart for a search client only: add search = true, or remove always"
+                        .to_owned(),
+                ));
+            }
             if client.rename.len() > MAX_PATTERNS {
                 return Err(at("rename", format!("more than {MAX_PATTERNS} renames")));
             }
             for alias in client.rename.keys() {
                 check_wire_name(alias).map_err(|why| at("rename", why))?;
             }
-            clients.insert(
-                name,
-                ClientEntry {
-                    tools,
-                    rename: client.rename,
-                },
-            );
+            let entry = ClientEntry {
+                tools,
+                rename: client.rename,
+                search: client.search,
+                always,
+            };
+            entry
+                .check_search_names()
+                .map_err(|why| at("rename", why))?;
+            clients.insert(name, entry);
         }
         for host in &raw.allowed_hosts {
             if host.is_empty() || host.chars().any(|c| c.is_whitespace() || c == '/') {
@@ -357,60 +339,6 @@ impl RawOAuth {
     }
 }
 
-impl RawLimits {
-    fn check(self) -> Result<ServeLimits, ServeError> {
-        let mut limits = ServeLimits::default();
-        let get = |value: Option<u64>, key: &str, max: u64| -> Result<Option<u64>, ServeError> {
-            match value {
-                None => Ok(None),
-                Some(n) if (1..=max).contains(&n) => Ok(Some(n)),
-                Some(n) => Err(ServeError::Config(format!(
-                    "limits.{key}: {n} is outside 1..={max}"
-                ))),
-            }
-        };
-        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-        if let Some(kib) = get(self.request_kib, "request_kib", 64 << 10)? {
-            limits.request_bytes = size(kib << 10);
-        }
-        if let Some(n) = get(self.concurrent_requests, "concurrent_requests", 65_536)? {
-            limits.concurrent_requests = size(n);
-        }
-        if let Some(n) = get(self.requests_per_second, "requests_per_second", 1_000_000)? {
-            limits.requests_per_second = u32::try_from(n).unwrap_or(u32::MAX);
-        }
-        if let Some(n) = get(self.sessions, "sessions", 65_536)? {
-            limits.sessions = size(n);
-        }
-        if let Some(n) = get(self.session_idle_secs, "session_idle_secs", 86_400)? {
-            limits.session_idle = Duration::from_secs(n);
-        }
-        if let Some(n) = get(self.connections, "connections", 65_536)? {
-            limits.connections = size(n);
-        }
-        if let Some(n) = get(self.read_timeout_secs, "read_timeout_secs", 3_600)? {
-            limits.read_timeout = Duration::from_secs(n);
-        }
-        if let Some(n) = get(self.relist_interval_ms, "relist_interval_ms", 3_600_000)? {
-            limits.relist_interval = Duration::from_millis(n);
-        }
-        // A grace of 0 is the default (no grace), so it may be written.
-        match self.drain_grace_secs {
-            None => {}
-            Some(n) if n <= 3_600 => limits.drain_grace = Duration::from_secs(n),
-            Some(n) => {
-                return Err(ServeError::Config(format!(
-                    "limits.drain_grace_secs: {n} is outside 0..=3600"
-                )));
-            }
-        }
-        if let Some(n) = get(self.drain_secs, "drain_secs", 3_600)? {
-            limits.drain = Duration::from_secs(n);
-        }
-        Ok(limits)
-    }
-}
-
 /// A client's name: what a tokens file, a JWT claim or a log line uses.
 /// The stdio client is `stdio`, the anonymous loopback client `anonymous`.
 pub(crate) fn check_client_name(name: &str) -> Result<(), String> {
@@ -465,71 +393,4 @@ pub(crate) fn check_origin(origin: &str) -> Result<(), String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(text: &str) -> Result<ServeConfig, ServeError> {
-        let table: toml::Table = toml::from_str(text).unwrap();
-        ServeConfig::from_table(table.get("serve").and_then(|v| v.as_table()))
-    }
-
-    #[test]
-    fn clients_limits_and_allowlists_are_read() {
-        let config = parse(
-            r#"
-            [serve]
-            allowed_origins = ["https://app.example.com:*"]
-            [serve.limits]
-            request_kib = 64
-            relist_interval_ms = 250
-            drain_grace_secs = 0
-            drain_secs = 5
-            [serve.clients.ci]
-            tools = ["fs/*"]
-            rename = { read = "fs/workspace.read_file" }
-            "#,
-        )
-        .unwrap();
-        assert_eq!(config.limits.request_bytes, 64 << 10);
-        assert_eq!(config.limits.relist_interval, Duration::from_millis(250));
-        assert_eq!(config.limits.drain_grace, Duration::ZERO);
-        assert_eq!(config.limits.drain, Duration::from_secs(5));
-        assert_eq!(config.limits.sessions, ServeLimits::default().sessions);
-        let ci = &config.clients["ci"];
-        assert_eq!(ci.tools.as_ref().unwrap().len(), 1);
-        assert_eq!(ci.rename["read"], "fs/workspace.read_file");
-    }
-
-    #[test]
-    fn bad_entries_are_refused_naming_the_key() {
-        for (text, says) in [
-            ("[serve]\nport = 1", "unknown field `port`"),
-            (
-                "[serve.limits]\nrequest_kib = 0",
-                "limits.request_kib: 0 is outside",
-            ),
-            (
-                "[serve.limits]\ndrain_secs = 0",
-                "limits.drain_secs: 0 is outside 1..=3600",
-            ),
-            (
-                "[serve.limits]\ndrain_grace_secs = 3601",
-                "limits.drain_grace_secs: 3601 is outside 0..=3600",
-            ),
-            ("[serve.clients.\"a b\"]\ntools = []", "a client name is"),
-            (
-                "[serve.clients.ci]\nrename = { \"a/b\" = \"x/y.z\" }",
-                "clients.ci.rename",
-            ),
-            ("[serve.clients.ci]\ntools = [\"\"]", "clients.ci.tools"),
-            (
-                "[serve]\nallowed_origins = [\"app.example.com\"]",
-                "lacks a scheme",
-            ),
-        ] {
-            let error = parse(text).unwrap_err().to_string();
-            assert!(error.contains(says), "{text:?}: {error}");
-            assert!(!error.contains('\n'), "{error}");
-        }
-    }
-}
+mod tests;

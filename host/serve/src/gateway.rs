@@ -89,6 +89,18 @@ impl Served {
 
     /// `client`'s view of the registry as it is now.
     pub(crate) fn view(&self, client: &str) -> Arc<View> {
+        self.views().of(client)
+    }
+
+    /// Makes the views of the registry as it is now (with each search
+    /// client's index), if they are not made yet: done when the registry
+    /// is known to have changed, so that no request waits for it.
+    pub(crate) fn prime(&self) {
+        drop(self.views());
+    }
+
+    /// Every client's view of the registry as it is now.
+    fn views(&self) -> Arc<Views> {
         let registry = self.host.registry();
         let mut cached = self.views.lock().unwrap_or_else(PoisonError::into_inner);
         let views = match &*cached {
@@ -100,7 +112,7 @@ impl Served {
             }
         };
         drop(cached);
-        views.of(client)
+        views
     }
 }
 
@@ -126,6 +138,7 @@ impl Gateway {
             }),
         };
         crate::upstream::forward(&gateway, &gateway.served());
+        gateway.served().prime();
         Ok(gateway)
     }
 
@@ -155,8 +168,10 @@ impl Gateway {
         Ok(())
     }
 
-    /// Tells every listening client that the tool list changed.
+    /// Tells every listening client that the tool list changed (once the
+    /// views of the registry as it is now are made).
     pub fn tools_changed(&self) {
+        self.served().prime();
         self.inner
             .changes
             .send_modify(|generation| *generation += 1);

@@ -18,6 +18,10 @@
 //!   `logging/setLevel`, every level until then; at 2026-07-28 only when
 //!   the request's `_meta` asks, at the level it asks) go to the client
 //!   on the request's stream ([`Forward`]).
+//! - A search client's `search_tools` is answered here
+//!   ([`crate::search`]); its `call_tool` becomes the call of the tool it
+//!   names, on the same path as a direct call (validation, pins, journal,
+//!   metrics, progress, cancellation).
 
 // Logging is deprecated by the 2026-07-28 revision (SEP-2577), and still
 // what 2025-11-25 clients use: it must be answered.
@@ -27,7 +31,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, ServerNotification,
     SetLevelRequestParams, SubscriptionFilter, ToolListChangedNotification,
 };
@@ -39,6 +43,7 @@ use tiny_harness_host::{CallError, CallOutcome};
 use crate::clients::STDIO_CLIENT;
 use crate::forward::Forward;
 use crate::gateway::{ClientName, Gateway, outcome_code, result_of};
+use crate::search::{CALL_TOOL, Found, OWN_TOOLS, SEARCH_TOOLS};
 
 /// How often a session's change watcher checks that its client is still
 /// there (it ends sooner when a change finds the session closed).
@@ -55,6 +60,9 @@ pub(crate) struct Handler {
     /// The least severe log message the session's client is sent (every
     /// level until it sends `logging/setLevel`).
     log_level: Arc<Mutex<Option<LogLevel>>>,
+    /// The tools a search client's searches found in this session, listed
+    /// after its fixed tools.
+    found: Arc<Found>,
 }
 
 impl Handler {
@@ -76,6 +84,7 @@ impl Handler {
             client: client.map(Arc::from),
             closed,
             log_level: Arc::new(Mutex::new(Some(LogLevel::Debug))),
+            found: Arc::default(),
         }
     }
 
@@ -98,6 +107,41 @@ impl Handler {
             // The HTTP layer names every request's client before rmcp
             // sees it; a request without one sees what stdio would.
             .unwrap_or_else(|| Arc::from(STDIO_CLIENT))
+    }
+
+    /// Answers a search client's `search_tools` call. In a 2025-11-25
+    /// session, the tools it found are listed from then on, and the
+    /// session is told that its tool list changed (before the answer) when
+    /// one of them was not listed yet.
+    async fn search(
+        &self,
+        client: &Arc<str>,
+        id: &str,
+        arguments: &serde_json::Value,
+        context: &RequestContext<RoleServer>,
+        started: Instant,
+    ) -> CallToolResult {
+        let searched = self.gateway.search(client, id, arguments);
+        let session = context.meta.protocol_version().is_none();
+        if session && self.found.add(client, &searched.view, &searched.found) {
+            // A client that went away still gets nothing more; one that
+            // did not has its answer either way.
+            let _ = context.peer.send_notification(list_changed()).await;
+        }
+        let latency = started.elapsed();
+        self.gateway
+            .metrics()
+            .call_finished(Some(SEARCH_TOOLS), searched.code, latency);
+        tracing::info!(
+            target: "tiny_harness::serve",
+            client = &**client,
+            method = "tools/call",
+            tool = SEARCH_TOOLS,
+            found = searched.found.len(),
+            latency_us = latency.as_micros() as u64,
+            outcome = searched.code,
+        );
+        searched.result
     }
 }
 
@@ -143,15 +187,21 @@ impl ServerHandler for Handler {
         let client = self.client(&context.extensions);
         self.gateway.metrics().request("tools/list");
         let view = self.gateway.served().view(&client);
+        let mut tools = (*view.tools).clone();
+        // A search client's session lists what its searches found after
+        // its fixed tools; a stateless request has no session to keep it.
+        if view.search.is_some() && context.meta.protocol_version().is_none() {
+            tools.extend(self.found.tools(&client, &view));
+        }
         tracing::info!(
             target: "tiny_harness::serve",
             client = &*client,
             method = "tools/list",
-            tools = view.tools.len(),
+            tools = tools.len(),
             latency_us = started.elapsed().as_micros() as u64,
             outcome = "ok",
         );
-        Ok(ListToolsResult::with_all_items((*view.tools).clone()))
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -163,16 +213,50 @@ impl ServerHandler for Handler {
         let client = self.client(&context.extensions);
         let metrics = self.gateway.metrics();
         metrics.request("tools/call");
-        let _in_flight = metrics.call_started();
         let id = match &context.id {
             rmcp::model::NumberOrString::Number(n) => n.to_string(),
             rmcp::model::NumberOrString::String(s) => s.to_string(),
         };
-        let arguments = request
+        let mut arguments = request
             .arguments
             .map(serde_json::Value::Object)
             .unwrap_or_else(|| serde_json::json!({}));
-        let call = self.gateway.call(&client, id, &request.name, arguments);
+        let mut name = request.name.to_string();
+        // The gateway's own tool the call came through, for the log.
+        let mut via = None;
+        if OWN_TOOLS.contains(&name.as_str())
+            && self.gateway.served().view(&client).search.is_some()
+        {
+            if name == SEARCH_TOOLS {
+                return Ok(CallToolResponse::Complete(
+                    self.search(&client, &id, &arguments, &context, started)
+                        .await,
+                ));
+            }
+            // `call_tool`: the tool it names runs as a direct call would.
+            match crate::search::unwrap_call(&id, arguments) {
+                Ok((inner, inner_arguments)) => {
+                    (name, arguments) = (inner, inner_arguments);
+                    via = Some(CALL_TOOL);
+                }
+                Err(refused) => {
+                    let code = outcome_code(&refused);
+                    let latency = started.elapsed();
+                    metrics.call_finished(None, code, latency);
+                    tracing::info!(
+                        target: "tiny_harness::serve",
+                        client = &*client,
+                        method = "tools/call",
+                        tool = CALL_TOOL,
+                        latency_us = latency.as_micros() as u64,
+                        outcome = code,
+                    );
+                    return Ok(CallToolResponse::Complete(result_of(&refused)));
+                }
+            }
+        }
+        let _in_flight = metrics.call_started();
+        let call = self.gateway.call(&client, id, &name, arguments);
         // Progress the tool reports (an upstream server's) goes on to the
         // client, under the token its request carried; so do its log
         // messages, at the level the request asks (2026-07-28) or the
@@ -214,7 +298,8 @@ impl ServerHandler for Handler {
                     target: "tiny_harness::serve",
                     client = &*client,
                     method = "tools/call",
-                    tool = &*request.name,
+                    tool = &*name,
+                    via,
                     latency_us = latency.as_micros() as u64,
                     outcome = "cancelled",
                 );
@@ -225,7 +310,7 @@ impl ServerHandler for Handler {
                 let cancelled = CallError::Failed(
                     "cancelled: the client abandoned the request, or the gateway stopped before it finished".into(),
                 );
-                let outcome = CallOutcome::new("", &*request.name, Err(cancelled));
+                let outcome = CallOutcome::new("", &*name, Err(cancelled));
                 return Ok(CallToolResponse::Complete(result_of(&outcome)));
             }
         };
@@ -236,7 +321,8 @@ impl ServerHandler for Handler {
             target: "tiny_harness::serve",
             client = &*client,
             method = "tools/call",
-            tool = &*request.name,
+            tool = &*name,
+            via,
             latency_us = latency.as_micros() as u64,
             outcome = code,
         );

@@ -14,7 +14,9 @@
 //! - **Clients.** Each client (a token's name, `stdio`, `anonymous`) may
 //!   have a set in `[serve.clients.NAME]`: globs over registry names and
 //!   names of its own for some tools. A call outside the set is
-//!   `unknown_tool`, as for a tool that does not exist.
+//!   `unknown_tool`, as for a tool that does not exist. A search client
+//!   (`search = true`) is listed `search_tools` and `call_tool` instead
+//!   of its whole set, and finds the rest by searching.
 //! - **Results.** The text content is the untrusted block; the checked
 //!   JSON is `structuredContent`; a refusal is an `isError` result with
 //!   its code in `_meta` under [`CODE_META`].
@@ -81,6 +83,7 @@ mod handler;
 mod http;
 mod metrics;
 mod oauth;
+mod search;
 mod stdio;
 mod tokens;
 mod upstream;

@@ -9,6 +9,7 @@ mod oauth;
 mod refusals;
 mod replicas;
 mod rug_pull;
+mod search;
 mod stdio;
 mod upstream_changes;
 
