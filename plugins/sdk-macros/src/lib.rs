@@ -135,7 +135,7 @@ fn expand(
             }
             written
         }),
-        None => quote!(::tiny_harness_plugin::__private::input_schema::<#args_ty>),
+        None => quote!(::tiny_harness_plugin::__private::input_schema_checked::<#args_ty>),
     };
     let output_schema = match &schemas.output {
         Some(path) => quote!({

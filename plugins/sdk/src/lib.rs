@@ -74,6 +74,7 @@ pub mod exec;
 pub mod expects;
 #[cfg(feature = "http")]
 pub mod http;
+mod keys;
 mod output;
 mod schema;
 mod tool;
@@ -132,6 +133,7 @@ pub mod __private {
     pub use crate::expects::bytes as expects_bytes;
     pub use crate::output::run;
     pub use crate::schema::input as input_schema;
+    pub use crate::schema::input_checked as input_schema_checked;
     pub use crate::tool::{call, register};
     pub use serde_json::Value;
 }

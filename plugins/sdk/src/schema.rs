@@ -42,6 +42,20 @@ pub fn input<A: JsonSchema>() -> Result<Value, String> {
     Ok(schema)
 }
 
+/// [`input`], for a tool's argument type: refused (the message says what
+/// to take instead) when a map in it is keyed by a type that JSON object
+/// keys cannot spell, which no call could ever give ([`crate::keys`]).
+pub fn input_checked<A: JsonSchema + serde::de::DeserializeOwned>() -> Result<Value, String> {
+    if let Some((path, asked)) = crate::keys::bad_map_key::<A>() {
+        return Err(format!(
+            "{path} is a map keyed by {asked}, and JSON object keys are strings, so no call \
+             could give one: key it by String, an integer or an enum of unit variants, or take \
+             a list of {{key, value}} objects"
+        ));
+    }
+    input::<A>()
+}
+
 /// The output schema of `T`.
 pub fn output<T: JsonSchema>() -> Value {
     let mut schema = generator(true).into_root_schema_for::<T>().to_value();

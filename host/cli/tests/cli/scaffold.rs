@@ -161,6 +161,37 @@ fn a_new_rust_plugin_builds_registers_and_passes_its_own_test() {
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
+    // A map keyed by a struct compiles, but no call could ever give one:
+    // the plugin is refused at register, saying where and what to take.
+    let listed = with_read.replace("tools![greet, count]", "tools![greet, count, tally]");
+    assert_ne!(
+        listed, with_read,
+        "the scaffold no longer lists its tools so"
+    );
+    std::fs::write(
+        &lib,
+        format!(
+            "{listed}\n#[derive(Deserialize, JsonSchema, PartialEq, Eq, Hash)]\nstruct Point {{\n    x: i32,\n}}\n\n\
+             #[derive(Deserialize, JsonSchema)]\nstruct CountArgs {{\n    counts: std::collections::HashMap<Point, u32>,\n}}\n\n\
+             /// Tallies.\n#[tool]\nfn tally(args: CountArgs) -> Result<String, ToolError> {{\n    Ok(args.counts.len().to_string())\n}}\n"
+        ),
+    )
+    .unwrap();
+    let built = cargo(&dir, &build);
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let out = run_in(&dir, &["tools"], None);
+    let told = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{told}");
+    assert!(
+        told.contains(
+            "tool tally: `counts` is a map keyed by a struct, and JSON object keys are strings"
+        ),
+        "{told}"
+    );
     // A tool whose arguments could never be an object does not compile,
     // and the error says what to take instead.
     std::fs::write(
