@@ -55,7 +55,7 @@ use limits::Meter;
 pub use limits::{RegistrationLimit, RegistrationLimits};
 pub use live::LiveRegistry;
 pub use name::{MAX_SEGMENT_LEN, MAX_TOOL_NAME_LEN, ToolName, check_segment, check_tool_name};
-pub use screen::RefusedTool;
+pub use screen::{REFUSED_KEYWORD, RefusedTool};
 
 /// A registered tool.
 #[derive(Debug)]

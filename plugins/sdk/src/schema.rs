@@ -42,16 +42,19 @@ pub fn input<A: JsonSchema>() -> Result<Value, String> {
     Ok(schema)
 }
 
-/// [`input`], for a tool's argument type: refused (the message says what
-/// to take instead) when a map in it is keyed by a type that JSON object
-/// keys cannot spell, which no call could ever give ([`crate::keys`]).
+/// [`input`], for a tool's argument type. A map in it keyed by a type
+/// that JSON object keys cannot spell compiles, but no call could ever
+/// give one ([`crate::keys`]): the schema then carries the refusal
+/// (`x-tiny-harness-refused`, with what to take instead), and the host
+/// refuses that tool alone, saying so; the plugin's other tools load.
 pub fn input_checked<A: JsonSchema + serde::de::DeserializeOwned>() -> Result<Value, String> {
     if let Some((path, asked)) = crate::keys::bad_map_key::<A>() {
-        return Err(format!(
+        let why = format!(
             "{path} is a map keyed by {asked}, and JSON object keys are strings, so no call \
              could give one: key it by String, an integer or an enum of unit variants, or take \
              a list of {{key, value}} objects"
-        ));
+        );
+        return Ok(serde_json::json!({ "type": "object", "x-tiny-harness-refused": why }));
     }
     input::<A>()
 }

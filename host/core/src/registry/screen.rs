@@ -140,6 +140,12 @@ pub(super) fn compiled(
     Ok((schema, output_schema))
 }
 
+/// The keyword at the root of an input schema by which the plugin SDK
+/// says why it refuses a tool's argument type (a map keyed by a struct,
+/// which compiles but which no call could give): the tool is refused
+/// alone, with that reason, and the plugin's other tools load.
+pub const REFUSED_KEYWORD: &str = "x-tiny-harness-refused";
+
 /// Why an input schema admits no JSON object, if it says so at its root:
 /// a tool's arguments are one object (MCP's `inputSchema` and every
 /// provider's parameters are object schemas), so such a tool could never
@@ -147,6 +153,14 @@ pub(super) fn compiled(
 fn not_for_objects(schema: &serde_json::Value) -> Option<String> {
     const FIX: &str =
         "a tool's arguments are a JSON object (in Rust, take a struct with named fields)";
+    // The plugin SDK's own refusal of an argument type that compiled but
+    // that no call could give ([`REFUSED_KEYWORD`]), with its reason.
+    if let Some(why) = schema
+        .get(REFUSED_KEYWORD)
+        .and_then(serde_json::Value::as_str)
+    {
+        return Some(crate::display::one_line_cut(why, 512));
+    }
     match schema {
         serde_json::Value::Bool(false) => Some(format!("it admits nothing: {FIX}")),
         serde_json::Value::Object(root) => match root.get("type") {
@@ -242,6 +256,22 @@ mod tests {
             let err = Registry::new().register("p", alone, nothing(), &limits);
             assert_eq!(err, Err(refused.error.clone()), "{}", refused.name);
         }
+    }
+
+    #[test]
+    fn a_tool_the_plugin_sdk_refused_is_refused_alone_with_its_reason() {
+        let mut refused = pending("s", "tally");
+        refused.definition.input_schema = serde_json::json!({
+            "type": "object",
+            REFUSED_KEYWORD: "`counts` is a map keyed by a struct\u{1b}[2J",
+        });
+        let limits = RegistrationLimits::default();
+        let (kept, out) = Registry::screen("p", vec![pending("s", "good"), refused], &limits);
+        assert_eq!(names(&kept), ["s.good"]);
+        assert_eq!(
+            out[0].error.to_string(),
+            "tool p/s.tally has an invalid input schema: `counts` is a map keyed by a struct\\x1b[2J"
+        );
     }
 
     #[test]
