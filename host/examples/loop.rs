@@ -59,6 +59,14 @@ async fn one_turn(
     let turn = host
         .run_calls_in(&request, &response, &mut workflow, None)
         .await?;
+
+    // 5. The next iteration offers `next` (the same tools, with those the
+    //    turn's searches found when the config defers some, `[search]`).
+    let next = host.offer_next(&request, &turn);
+    eprintln!(
+        "next offer: {} bytes of tools",
+        next.tools.to_string().len()
+    );
     host.shutdown().await;
     Ok(turn)
 }
