@@ -220,7 +220,11 @@
 //!   it nothing is built for WebAssembly and a `builtin:` path is refused
 //!   saying so.
 //!
-//! Without one, a plugin that needs it is refused at load
+//! One more, never on by default: `token-count`, only for
+//! `examples/tokens.rs` (the tokens of a request's tools with and without
+//! deferral, with OpenAI's tokenizers).
+//!
+//! Without one of the default features, a plugin that needs it is refused at load
 //! ([`HostError::Unsupported`], or a [`LoadError`] naming the feature);
 //! without `oauth`, a server that declares an `oauth` block is marked
 //! failed at load and one that asks for a login is refused, each saying
