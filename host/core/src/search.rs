@@ -25,7 +25,9 @@
 //! Names, titles, descriptions, parameter names and descriptions, and
 //! queries all become terms by the same rules ([`tokens`]): split on
 //! anything not alphanumeric and at case changes (`readFile`, `HTTPServer`),
-//! lowercased, English stop words dropped, lightly stemmed (plurals,
+//! a word split at a case change also kept whole (`MongoDB` is `mongo`,
+//! `db` and `mongodb`), lowercased, English stop words and the pieces of
+//! contractions (`s`, `t`, `don`) dropped, lightly stemmed (plurals,
 //! `-ing`, `-ed`).
 //!
 //! # The default ranking ([`Lexical`])

@@ -16,8 +16,15 @@
 //!    change: `readFile` gives `read`, `file`; `HTTPServer` gives `http`,
 //!    `server`; `v2Items` gives `v2`, `items`. Digits stay with the letters
 //!    before them (`base64`, `s3`, `sha256`); a run of digits is a word.
+//!    A run split at case changes also gives itself whole, after its
+//!    parts: `readFile` gives `read`, `file`, `readfile`, and `GitHub`
+//!    gives `git`, `hub`, `github`, so that a product written in one case
+//!    meets the same product written in another (`MongoDB` and a server
+//!    named `mongodb`, `BibTeX` and `bibtex`).
 //! 2. Words are lowercased.
-//! 3. English stop words ([`is_stop_word`]) are dropped.
+//! 3. English stop words ([`is_stop_word`]) are dropped, and so are the
+//!    pieces an apostrophe leaves (`what's` gives no `s`, `don't` neither
+//!    `don` nor `t`).
 //! 4. A light stemmer ([`stem`]) folds plurals, `-ing` and `-ed`.
 
 use std::ops::ControlFlow;
@@ -29,9 +36,16 @@ pub const MAX_TOKEN_BYTES: usize = 64;
 
 /// Each word of `text`, lowercased and split as the module says, in
 /// order, without stop words and before stemming: `each` gets the word
-/// and may change it (the buffer is reused). Stops when `each` breaks.
+/// and may change it (the buffer is reused). A run of alphanumerics split
+/// at case changes gives its parts, then itself whole (when it fits in
+/// [`MAX_TOKEN_BYTES`]). Stops when `each` breaks.
 fn words(text: &str, mut each: impl FnMut(&mut String) -> ControlFlow<()>) -> ControlFlow<()> {
     let mut word = String::with_capacity(MAX_TOKEN_BYTES);
+    // The current run whole, lowercased; how many parts it has given; and
+    // whether it outgrew MAX_TOKEN_BYTES.
+    let mut run = String::with_capacity(MAX_TOKEN_BYTES);
+    let mut parts = 0usize;
+    let mut long = false;
     let mut flush = |word: &mut String| {
         if word.is_empty() || is_stop_word(word) {
             word.clear();
@@ -43,36 +57,61 @@ fn words(text: &str, mut each: impl FnMut(&mut String) -> ControlFlow<()>) -> Co
     };
     let mut chars = text.chars().peekable();
     let mut prev: Option<char> = None;
-    while let Some(c) = chars.next() {
-        if !c.is_alphanumeric() {
+    loop {
+        let next = chars.next();
+        let Some(c) = next.filter(|c| c.is_alphanumeric()) else {
+            // The end of a run: its last part, then itself whole.
+            if !word.is_empty() {
+                parts += 1;
+            }
             flush(&mut word)?;
-            prev = None;
+            if parts >= 2 && !long {
+                std::mem::swap(&mut word, &mut run);
+                flush(&mut word)?;
+                std::mem::swap(&mut word, &mut run);
+            }
+            run.clear();
+            (parts, long, prev) = (0, false, None);
+            if next.is_none() {
+                return ControlFlow::Continue(());
+            }
             continue;
-        }
+        };
         if let Some(p) = prev {
             let upper = c.is_uppercase();
             let boundary = upper
                 && (p.is_lowercase()
                     || p.is_numeric()
                     || (p.is_uppercase() && chars.peek().is_some_and(|n| n.is_lowercase())));
-            if boundary {
+            if boundary && !word.is_empty() {
+                parts += 1;
                 flush(&mut word)?;
             }
         }
         if c.is_ascii() {
+            let lower = c.to_ascii_lowercase();
             if word.len() < MAX_TOKEN_BYTES {
-                word.push(c.to_ascii_lowercase());
+                word.push(lower);
+            }
+            if run.len() < MAX_TOKEN_BYTES {
+                run.push(lower);
+            } else {
+                long = true;
             }
         } else {
             for lower in c.to_lowercase() {
                 if word.len() + lower.len_utf8() <= MAX_TOKEN_BYTES {
                     word.push(lower);
                 }
+                if run.len() + lower.len_utf8() <= MAX_TOKEN_BYTES {
+                    run.push(lower);
+                } else {
+                    long = true;
+                }
             }
         }
         prev = Some(c);
     }
-    flush(&mut word)
 }
 
 /// Each term of `text` as `each(plain, stemmed)`: the word as split and
@@ -93,71 +132,102 @@ pub(super) fn terms(
 
 /// Whether `word` (lowercased) is one of the English words too common to
 /// tell tools apart: articles, pronouns, auxiliaries, prepositions and the
-/// words of a question ("how do I", "please"). Verbs that name what tools
+/// words of a question ("how do I", "please"), and the pieces an
+/// apostrophe leaves of contractions and possessives (`s`, `t`, `re`,
+/// `ve`, `ll`, `d`, `m`, `don`, `isn`, ...). Verbs that name what tools
 /// do (`get`, `set`, `list`, `find`, `make`) are not stop words.
 pub fn is_stop_word(word: &str) -> bool {
+    is_contraction_piece(word)
+        || matches!(
+            word,
+            "a" | "an"
+                | "and"
+                | "are"
+                | "as"
+                | "at"
+                | "be"
+                | "been"
+                | "but"
+                | "by"
+                | "can"
+                | "could"
+                | "do"
+                | "does"
+                | "for"
+                | "from"
+                | "has"
+                | "have"
+                | "how"
+                | "i"
+                | "if"
+                | "in"
+                | "into"
+                | "is"
+                | "it"
+                | "its"
+                | "me"
+                | "my"
+                | "of"
+                | "on"
+                | "or"
+                | "our"
+                | "please"
+                | "should"
+                | "so"
+                | "some"
+                | "that"
+                | "the"
+                | "their"
+                | "them"
+                | "then"
+                | "there"
+                | "these"
+                | "they"
+                | "this"
+                | "those"
+                | "to"
+                | "was"
+                | "we"
+                | "were"
+                | "what"
+                | "when"
+                | "where"
+                | "which"
+                | "who"
+                | "why"
+                | "will"
+                | "with"
+                | "would"
+                | "you"
+                | "your"
+        )
+}
+
+/// What is left of a contraction or a possessive once the apostrophe
+/// splits it: `what's`, `don't`, `you're`, `I've`, `we'll`, `I'd`, `I'm`.
+fn is_contraction_piece(word: &str) -> bool {
     matches!(
         word,
-        "a" | "an"
-            | "and"
-            | "are"
-            | "as"
-            | "at"
-            | "be"
-            | "been"
-            | "but"
-            | "by"
-            | "can"
-            | "could"
-            | "do"
-            | "does"
-            | "for"
-            | "from"
-            | "has"
-            | "have"
-            | "how"
-            | "i"
-            | "if"
-            | "in"
-            | "into"
-            | "is"
-            | "it"
-            | "its"
-            | "me"
-            | "my"
-            | "of"
-            | "on"
-            | "or"
-            | "our"
-            | "please"
-            | "should"
-            | "so"
-            | "some"
-            | "that"
-            | "the"
-            | "their"
-            | "them"
-            | "then"
-            | "there"
-            | "these"
-            | "they"
-            | "this"
-            | "those"
-            | "to"
-            | "was"
-            | "we"
-            | "were"
-            | "what"
-            | "when"
-            | "where"
-            | "which"
-            | "who"
-            | "why"
-            | "will"
-            | "with"
-            | "would"
-            | "you"
-            | "your"
+        "s" | "t"
+            | "d"
+            | "m"
+            | "ll"
+            | "re"
+            | "ve"
+            | "aren"
+            | "couldn"
+            | "didn"
+            | "doesn"
+            | "don"
+            | "hadn"
+            | "hasn"
+            | "haven"
+            | "isn"
+            | "shouldn"
+            | "wasn"
+            | "weren"
+            | "won"
+            | "wouldn"
     )
 }
 
