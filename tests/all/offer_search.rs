@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tiny_harness_host::{
-    DirMode, Host, HostBuilder, Journal, PluginSpec, Provider, SEARCH_TOOL, SearchForm, TurnError,
+    DirMode, GeminiSchema, Host, HostBuilder, Journal, PluginSpec, Provider, SEARCH_TOOL,
+    SchemaLimits, SearchForm, TurnError,
 };
 
 use crate::common::{fs_over, plugin_wasm};
@@ -90,6 +91,23 @@ async fn each_provider_is_offered_the_deferred_tools_and_the_search_in_its_own_f
     assert_eq!(
         request.codec.decode(&wire(&request, LIST_DIR)),
         Ok(LIST_DIR)
+    );
+
+    // The next request sends Gemini's schemas as the first did.
+    let subset = GeminiSchema::Subset(SchemaLimits::default());
+    let request = host.offer_with(Provider::Gemini, subset);
+    assert!(request.entries()[0].get("parameters").is_some());
+    let search = search_response(Provider::Gemini, &json!({"query": "list a directory"}));
+    let turn = host.run_calls(&request, &search).await.unwrap();
+    let next = host.offer_next(&request, &turn);
+    assert_eq!(next.gemini, subset);
+    let entries = next.entries();
+    assert!(entries.len() > 2);
+    assert!(
+        entries
+            .iter()
+            .all(|e| e.get("parametersJsonSchema").is_none()),
+        "{entries:?}"
     );
 
     // A gateway's listing is every tool, with no search of the host's.

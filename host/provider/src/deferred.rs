@@ -162,13 +162,13 @@ pub(super) fn encode_offer(
                 };
                 push(entry, &mut out);
             }
-            out.push(search_entry(provider, form, search_wire.as_deref()));
+            push_search(&mut out, provider, form, search_wire.as_deref(), gemini);
         }
         (Provider::OpenAiResponses, SearchForm::Host) => {
             for ((tool, cache), _) in listed.filter(|(_, deferred)| !**deferred) {
                 push(entries.of(tool, cache), &mut out);
             }
-            out.push(search_entry(provider, form, search_wire.as_deref()));
+            push_search(&mut out, provider, form, search_wire.as_deref(), gemini);
         }
         (Provider::OpenAiResponses, _) => {
             let mut spaces: BTreeMap<String, (String, Vec<Value>)> = BTreeMap::new();
@@ -181,7 +181,7 @@ pub(super) fn encode_offer(
                 let space = spaces.entry(name).or_insert_with(|| (key, Vec::new()));
                 space.1.push(entries.deferred(tool, cache).value());
             }
-            out.push(search_entry(provider, form, None));
+            out.push(search_entry(provider, form, None, gemini));
             for (name, (key, functions)) in spaces {
                 let space = json!({
                     "type": "namespace",
@@ -196,7 +196,7 @@ pub(super) fn encode_offer(
             for ((tool, cache), _) in listed.filter(|(_, deferred)| !**deferred) {
                 push(entries.of(tool, cache), &mut out);
             }
-            out.push(search_entry(provider, form, search_wire.as_deref()));
+            push_search(&mut out, provider, form, search_wire.as_deref(), gemini);
             for name in loaded {
                 if kept_loaded.contains(name) || !registry.is_deferred(name) {
                     continue;
@@ -219,6 +219,22 @@ pub(super) fn encode_offer(
             deferred: count,
         }),
         loaded: kept_loaded,
+        gemini,
+    }
+}
+
+/// The search's entry, unless it is the host's and the host offers none
+/// (a registered tool holds its name): no entry names what the codec
+/// does not decode to the search.
+fn push_search(
+    out: &mut Vec<Arc<Encoded>>,
+    provider: Provider,
+    form: SearchForm,
+    wire: Option<&str>,
+    gemini: GeminiSchema,
+) {
+    if form != SearchForm::Host || wire.is_some() {
+        out.push(search_entry(provider, form, wire, gemini));
     }
 }
 
@@ -235,8 +251,13 @@ fn namespace_of(tool: &RegisteredTool, rule: &crate::wire::WireRule) -> (String,
     (key, name)
 }
 
-/// The entry of the search itself.
-fn search_entry(provider: Provider, form: SearchForm, wire: Option<&str>) -> Arc<Encoded> {
+/// The entry of the search itself (Gemini's schema sent as `gemini` says).
+fn search_entry(
+    provider: Provider,
+    form: SearchForm,
+    wire: Option<&str>,
+    gemini: GeminiSchema,
+) -> Arc<Encoded> {
     let name = wire.unwrap_or(SEARCH_TOOL);
     let entry = match (provider, form) {
         (Provider::Anthropic, SearchForm::Provider) => json!({
@@ -259,11 +280,16 @@ fn search_entry(provider: Provider, form: SearchForm, wire: Option<&str>) -> Arc
             "parameters": search_schema(),
         }),
         (Provider::OpenAiResponses, _) => json!({ "type": "tool_search" }),
-        (Provider::Gemini, _) => json!({
-            "name": name,
-            "description": SEARCH_DESCRIPTION,
-            "parametersJsonSchema": search_schema(),
-        }),
+        (Provider::Gemini, _) => {
+            let mut entry = json!({ "name": name, "description": SEARCH_DESCRIPTION });
+            match gemini {
+                GeminiSchema::JsonSchema => entry["parametersJsonSchema"] = search_schema(),
+                GeminiSchema::Subset(limits) => {
+                    entry["parameters"] = super::gemini_schema::rewrite(&search_schema(), limits).0;
+                }
+            }
+            entry
+        }
         (Provider::Bedrock, _) => json!({
             "toolSpec": {
                 "name": name,

@@ -56,6 +56,9 @@ pub struct EncodedRequest {
     /// them (the providers without deferred loading), by registry name, in
     /// the order they were found.
     pub loaded: Vec<String>,
+    /// How Gemini's schemas are sent (the other providers ignore it), so
+    /// that the next request sends them the same way.
+    pub gemini: GeminiSchema,
 }
 
 impl EncodedRequest {
@@ -122,6 +125,7 @@ pub(super) fn assemble(
         rewrites,
         search: None,
         loaded: Vec::new(),
+        gemini,
     }
 }
 

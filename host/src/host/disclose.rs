@@ -161,11 +161,9 @@ impl Host {
                 loaded.push(name.clone());
             }
         }
-        let next = request.provider.encode_registry_with(
-            &registry,
-            &loaded,
-            crate::provider::GeminiSchema::JsonSchema,
-        );
+        let next = request
+            .provider
+            .encode_registry_with(&registry, &loaded, request.gemini);
         let new: Vec<String> = next
             .loaded
             .iter()

@@ -34,7 +34,14 @@ fn deferring(form: &str) -> tempfile::TempDir {
 
 /// `tools --provider P --json` in `dir`, validated; returns its rows.
 fn definitions_pass(dir: &Path, provider: &str) -> Vec<Value> {
-    let output = run_in(dir, &["tools", "--provider", provider, "--json"], None);
+    definitions_pass_with(dir, provider, &[])
+}
+
+/// [`definitions_pass`], with more arguments to `tools`.
+fn definitions_pass_with(dir: &Path, provider: &str, extra: &[&str]) -> Vec<Value> {
+    let mut args = vec!["tools", "--provider", provider, "--json"];
+    args.extend(extra);
+    let output = run_in(dir, &args, None);
     assert_eq!(
         output.status.code(),
         Some(0),
@@ -76,6 +83,10 @@ fn deferred_definitions_and_every_search_form_pass_the_sdks() {
                 .unwrap();
             assert!(!hello["definition"].is_null() && hello.get("deferred").is_none());
         }
+        // Gemini's subset: the search's schema is rewritten into it too.
+        let rows = definitions_pass_with(dir.path(), "gemini", &["--gemini-subset"]);
+        let search = rows.iter().find(|r| r["offered"] == "search").unwrap();
+        assert!(search["definition"]["parameters"].is_object(), "{search}");
     }
 }
 
