@@ -38,8 +38,9 @@ use crate::clients::View;
 use crate::config::ClientEntry;
 use crate::gateway::{Gateway, result_of};
 
-/// The name of the gateway's search tool.
-pub(crate) const SEARCH_TOOLS: &str = "search_tools";
+/// The name of the gateway's search tool: the host's own search tool's
+/// name, which a model meets through a provider too.
+pub(crate) const SEARCH_TOOLS: &str = tiny_harness_host::SEARCH_TOOL;
 /// The name of the gateway's tool that runs a tool found.
 pub(crate) const CALL_TOOL: &str = "call_tool";
 /// The names a search client's own tools take.
