@@ -203,3 +203,35 @@ async fn concurrent_calls_all_complete() {
         }
     }
 }
+
+/// A plugin granted no directory runs each call in a kept sandbox (see
+/// `Spares` in the wasm crate): nothing one call could write reaches the
+/// next, neither its random state nor what it wrote to standard error.
+#[tokio::test]
+async fn nothing_one_call_leaves_reaches_the_next() {
+    let host = host(vec![hostile("normal")]).await;
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let drawn = crate::common::json_of(
+            &call(&host, "hostile/chaos.random", serde_json::json!({})).await,
+        );
+        assert!(!seen.contains(&drawn["seed"]), "a seed came again: {drawn}");
+        assert!(!seen.contains(&drawn["first"]), "a number came again: {drawn}");
+        seen.push(drawn["seed"].clone());
+        seen.push(drawn["first"].clone());
+    }
+
+    let logged = call(
+        &host,
+        "hostile/chaos.log",
+        serde_json::json!({"stdout": "", "stderr": "left by the call before\n", "repeat": 3}),
+    )
+    .await;
+    assert_eq!(text_of(&logged), "logged");
+    let trapped = call(&host, "hostile/chaos.trap", serde_json::json!({})).await;
+    let Err(CallError::Trapped(message)) = &trapped.result else {
+        panic!("{:?}", trapped.result);
+    };
+    assert!(message.contains("deliberate trap"), "{message}");
+    assert!(!message.contains("left by the call before"), "{message}");
+}

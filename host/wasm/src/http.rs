@@ -170,8 +170,8 @@ pub enum HttpDenied {
 #[derive(Debug)]
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub struct OutboundHttp {
-    policy: Option<Arc<HttpPolicy>>,
-    deadline: Instant,
+    /// The policy and the call's deadline; none while nothing may be sent.
+    policy: Option<(Arc<HttpPolicy>, Instant)>,
     sent: usize,
 }
 
@@ -180,7 +180,6 @@ impl OutboundHttp {
     pub fn closed() -> Self {
         OutboundHttp {
             policy: None,
-            deadline: Instant::now(),
             sent: 0,
         }
     }
@@ -188,8 +187,7 @@ impl OutboundHttp {
     /// Requests allowed by `policy`, until `deadline`.
     pub fn new(policy: Arc<HttpPolicy>, deadline: Instant) -> Self {
         OutboundHttp {
-            policy: Some(policy),
-            deadline,
+            policy: Some((policy, deadline)),
             sent: 0,
         }
     }
@@ -219,7 +217,7 @@ impl WasiHttpHooks for OutboundHttp {
         let refuse = |denied: HttpDenied| -> SendFuture {
             Box::new(async move { Err(send::denied(&denied)) })
         };
-        let Some(policy) = self.policy.clone() else {
+        let Some((policy, deadline)) = self.policy.clone() else {
             return refuse(HttpDenied::Closed(
                 "this plugin may not send HTTP requests now (none while registering)",
             ));
@@ -235,7 +233,6 @@ impl WasiHttpHooks for OutboundHttp {
                 limit: policy.limits.requests,
             });
         }
-        let deadline = self.deadline;
         Box::new(async move { send::send(&policy, request, options, deadline).await })
     }
 }

@@ -99,6 +99,8 @@ pub struct Plugin {
     /// Turns to run (`limits.concurrent_calls`), and how many calls wait.
     turns: tokio::sync::Semaphore,
     waiting: std::sync::atomic::AtomicUsize,
+    /// Sandboxes of finished calls, kept for the next ones.
+    spares: sandbox::Spares,
 }
 
 /// Counts a waiting call out when it stops waiting, however it stops.
@@ -192,6 +194,7 @@ impl Plugin {
             )
             .with_stand_in(spec.stand_in.clone()),
         );
+        let spares = sandbox::Spares::new(&spec.grants, &spec.limits);
         let plugin = Plugin {
             name: name.clone(),
             wasm: spec.wasm.clone(),
@@ -210,6 +213,7 @@ impl Plugin {
             http: http_policy,
             turns: tokio::sync::Semaphore::new(spec.limits.concurrent_calls.max(1)),
             waiting: std::sync::atomic::AtomicUsize::new(0),
+            spares,
         };
         let (tools, mcp_sources) = plugin.run_register().await?;
         let plugin = Plugin {
@@ -417,7 +421,9 @@ impl Plugin {
         if Instant::now() >= deadline {
             return Err(CallError::Timeout { limit });
         }
-        let mut state = CallState::new(&self.grants, &self.limits)
+        let mut state = self
+            .spares
+            .take(&self.grants, &self.limits)
             .map_err(|e| CallError::Unavailable(e.to_string()))?;
         if !registering {
             state.exec = Some(exec::ExecAccess {
@@ -464,12 +470,11 @@ impl Plugin {
                 self.engine.stalled().record(abandoned);
                 return Err(CallError::Timeout { limit });
             }
-            Ok(Err(instantiate_error)) => {
-                return Err(self.classify(&store, instantiate_error, true));
-            }
-            Ok(Ok(outcome)) => outcome,
+            Ok(Err(instantiate_error)) => Err(self.classify(&store, instantiate_error, true)),
+            Ok(Ok(outcome)) => outcome.map_err(|e| self.classify(&store, e, false)),
         };
-        outcome.map_err(|e| self.classify(&store, e, false))
+        self.spares.give_back(store.into_data(), &self.limits);
+        outcome
     }
 
     fn classify(

@@ -81,6 +81,15 @@ impl LogPipe {
         }
     }
 
+    /// Forgets everything written, for the stream's next call.
+    pub(crate) fn clear(&self) {
+        if let Ok(mut kept) = self.0.lock() {
+            kept.bytes.clear();
+            kept.tail.clear();
+            kept.dropped = 0;
+        }
+    }
+
     /// What it kept from the start, and how many bytes it dropped after.
     pub(crate) fn contents(&self) -> (Vec<u8>, usize) {
         self.0

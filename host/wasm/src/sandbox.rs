@@ -165,6 +165,29 @@ impl CallState {
         })
     }
 
+    /// Makes a finished call's sandbox ready for the next call of the same
+    /// plugin: nothing the guest could write carries over. The resource
+    /// table, the memory count and the captured output start empty, and
+    /// the random state is drawn afresh (the insecure generator and its seed
+    /// could otherwise tell one call what the one before it drew). What is
+    /// kept is what the grants fixed: environment, clocks and the closed
+    /// network, none of which a guest can change.
+    fn reset(&mut self, limits: &Limits) {
+        *self.wasi.random() = wasmtime_wasi::random::WasiRandomCtx::default();
+        self.table = ResourceTable::new();
+        super::handles::cap_table(&mut self.table, limits.open_files);
+        self.cap = MemoryCap::new(limits.memory_bytes);
+        self.stdout.clear();
+        self.stderr.clear();
+        self.open_files = limits.open_files;
+        self.exec = None;
+        #[cfg(feature = "http")]
+        {
+            self.http_ctx = wasmtime_wasi_http::WasiHttpCtx::new();
+        }
+        self.http = crate::http::OutboundHttp::closed();
+    }
+
     /// The call's resource table: every host handle it holds.
     pub(crate) fn table(&mut self) -> &mut ResourceTable {
         &mut self.table
@@ -175,6 +198,63 @@ impl CallState {
         String::from_utf8_lossy(&self.stderr.last(max))
             .trim()
             .to_owned()
+    }
+}
+
+/// The sandboxes of a plugin's finished calls, kept for its next calls:
+/// building a WASI context afresh costs about as much as a tenth of a
+/// trivial call (two sets of random generators, boxed streams and clocks).
+///
+/// Only a plugin granted no directory keeps them: a preopened directory is
+/// an open handle, and a kept one would go on naming a directory that was
+/// removed and made again between calls. At most `concurrent_calls` are
+/// kept, so what a plugin holds stays bounded by its limits; a call that
+/// was stopped while blocked in a host call never gives its sandbox back.
+pub(crate) struct Spares {
+    kept: std::sync::Mutex<Vec<CallState>>,
+    max: usize,
+}
+
+impl std::fmt::Debug for Spares {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Spares").field("max", &self.max).finish_non_exhaustive()
+    }
+}
+
+impl Spares {
+    pub(crate) fn new(grants: &Grants, limits: &Limits) -> Self {
+        let max = if grants.dirs().is_empty() {
+            limits.concurrent_calls.max(1)
+        } else {
+            0
+        };
+        Spares {
+            kept: std::sync::Mutex::new(Vec::new()),
+            max,
+        }
+    }
+
+    /// A kept sandbox, or a new one built from `grants`.
+    pub(crate) fn take(&self, grants: &Grants, limits: &Limits) -> Result<CallState, std::io::Error> {
+        if self.max > 0
+            && let Some(state) = self.kept.lock().ok().and_then(|mut kept| kept.pop())
+        {
+            return Ok(state);
+        }
+        CallState::new(grants, limits)
+    }
+
+    /// Keeps `state` for a later call, made ready for it, if there is room.
+    pub(crate) fn give_back(&self, mut state: CallState, limits: &Limits) {
+        if self.max == 0 {
+            return;
+        }
+        state.reset(limits);
+        if let Ok(mut kept) = self.kept.lock()
+            && kept.len() < self.max
+        {
+            kept.push(state);
+        }
     }
 }
 
@@ -213,7 +293,41 @@ impl wasmtime_wasi_http::WasiHttpView for CallState {
 mod tests {
     use wasmtime::ResourceLimiter;
 
-    use super::MemoryCap;
+    use super::{DirGrant, DirMode, Grants, Limits, MemoryCap, Spares};
+
+    fn kept(spares: &Spares) -> usize {
+        spares.kept.lock().unwrap().len()
+    }
+
+    #[test]
+    fn at_most_concurrent_calls_sandboxes_are_kept_and_none_with_a_directory() {
+        let limits = Limits {
+            concurrent_calls: 2,
+            ..Limits::default()
+        };
+        let grants = Grants::default();
+        let spares = Spares::new(&grants, &limits);
+        let states: Vec<_> = (0..3)
+            .map(|_| spares.take(&grants, &limits).unwrap())
+            .collect();
+        for state in states {
+            spares.give_back(state, &limits);
+        }
+        assert_eq!(kept(&spares), 2);
+        let taken = spares.take(&grants, &limits).unwrap();
+        assert_eq!(kept(&spares), 1);
+        drop(taken);
+
+        let dir = tempfile::tempdir().unwrap();
+        let mut granted = Grants::default();
+        granted
+            .add_dir(DirGrant::new(dir.path(), "/workspace", DirMode::ReadOnly).unwrap())
+            .unwrap();
+        let spares = Spares::new(&granted, &limits);
+        let state = spares.take(&granted, &limits).unwrap();
+        spares.give_back(state, &limits);
+        assert_eq!(kept(&spares), 0);
+    }
 
     const MIB: usize = 1 << 20;
 

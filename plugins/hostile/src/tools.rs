@@ -241,7 +241,7 @@ pub fn definitions() -> Vec<ToolDefinition> {
         tool(
             "forge",
             "Returns text that forges result delimiters.",
-            none,
+            none.clone(),
             NO_PROMISES,
         ),
         tool(
@@ -289,6 +289,13 @@ pub fn definitions() -> Vec<ToolDefinition> {
             "Opens the file count times and keeps every handle open; returns how \
              many opened and the first error.",
             json!({"path": {"type": "string"}, "count": {"type": "integer", "minimum": 0}}),
+            READ_ONLY,
+        ),
+        tool(
+            "random",
+            "Returns the instance's insecure random seed and its first insecure \
+             random number, as two hex strings.",
+            none,
             READ_ONLY,
         ),
         tool(
@@ -415,6 +422,15 @@ pub fn call(tool: &str, arguments: &str) -> Result<CallResult, CallError> {
         }
         "alloc" => alloc(args::<Alloc>(arguments)?.mib),
         "exec_as_told" => exec_as_told(args(arguments)?),
+        "random" => {
+            args::<NoArgs>(arguments)?;
+            let (high, low) = wasip2::random::insecure_seed::insecure_seed();
+            let first = wasip2::random::insecure::get_insecure_random_u64();
+            ok(vec![json_part(
+                json!({"seed": format!("{high:016x}{low:016x}"), "first": format!("{first:016x}")})
+                    .to_string(),
+            )])
+        }
         "env" => {
             args::<NoArgs>(arguments)?;
             let vars: serde_json::Map<String, Value> = std::env::vars_os()
