@@ -216,7 +216,10 @@ async fn nothing_one_call_leaves_reaches_the_next() {
             &call(&host, "hostile/chaos.random", serde_json::json!({})).await,
         );
         assert!(!seen.contains(&drawn["seed"]), "a seed came again: {drawn}");
-        assert!(!seen.contains(&drawn["first"]), "a number came again: {drawn}");
+        assert!(
+            !seen.contains(&drawn["first"]),
+            "a number came again: {drawn}"
+        );
         seen.push(drawn["seed"].clone());
         seen.push(drawn["first"].clone());
     }

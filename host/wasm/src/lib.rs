@@ -340,7 +340,26 @@ impl Plugin {
 
     /// As [`Plugin::call`], stopping the call at `deadline` (which the
     /// invoker sets before validation, so that the time limit covers it).
+    /// A deadline already past is a timeout, and nothing runs.
     pub async fn call_until(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+        deadline: Instant,
+    ) -> Result<ToolResult, CallError> {
+        if Instant::now() >= deadline {
+            return Err(CallError::Timeout {
+                limit: self.limits.timeout,
+            });
+        }
+        self.call_before(server, tool, arguments, deadline).await
+    }
+
+    /// As [`Plugin::call_until`], for a caller that has just seen the
+    /// deadline ahead (the invoker checks it after validation): the clock
+    /// is not read again.
+    async fn call_before(
         &self,
         server: &str,
         tool: &str,
@@ -418,9 +437,6 @@ impl Plugin {
             )));
         }
         let limit = self.limits.timeout;
-        if Instant::now() >= deadline {
-            return Err(CallError::Timeout { limit });
-        }
         let mut state = self
             .spares
             .take(&self.grants, &self.limits)
@@ -579,7 +595,8 @@ impl ToolSource for Plugin {
         arguments: &'a serde_json::Value,
         deadline: Instant,
     ) -> CallFuture<'a> {
-        Box::pin(self.call_until(server, tool, arguments, deadline))
+        // The invoker has just checked the deadline (after validation).
+        Box::pin(self.call_before(server, tool, arguments, deadline))
     }
 
     /// Its own tools, as it registered them when it was loaded (a

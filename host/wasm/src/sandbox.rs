@@ -217,7 +217,9 @@ pub(crate) struct Spares {
 
 impl std::fmt::Debug for Spares {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Spares").field("max", &self.max).finish_non_exhaustive()
+        f.debug_struct("Spares")
+            .field("max", &self.max)
+            .finish_non_exhaustive()
     }
 }
 
@@ -235,7 +237,11 @@ impl Spares {
     }
 
     /// A kept sandbox, or a new one built from `grants`.
-    pub(crate) fn take(&self, grants: &Grants, limits: &Limits) -> Result<CallState, std::io::Error> {
+    pub(crate) fn take(
+        &self,
+        grants: &Grants,
+        limits: &Limits,
+    ) -> Result<CallState, std::io::Error> {
         if self.max > 0
             && let Some(state) = self.kept.lock().ok().and_then(|mut kept| kept.pop())
         {
