@@ -119,6 +119,7 @@ impl PluginEngine {
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
 
         handles::limit_opens(&mut linker)?;
+        super::sandbox::mark_insecure_random(&mut linker)?;
         // Programs, only as each plugin's grants allow (see `exec`).
         super::bindings::tiny_harness::plugin::exec::add_to_linker::<
             CallState,

@@ -113,6 +113,28 @@ pub struct CallState {
     /// What the call may send through `wasi:http` (nothing while
     /// registering).
     pub(crate) http: crate::http::OutboundHttp,
+    /// Whether the guest read the insecure generator or its seed (see
+    /// [`mark_insecure_random`]).
+    insecure_drawn: bool,
+}
+
+/// Links `wasi:random/insecure` and `insecure-seed` again, as wasmtime-wasi
+/// does, but noting in the call's state that the guest used them: a kept
+/// sandbox draws its random state again only after a call that did.
+pub(crate) fn mark_insecure_random(
+    linker: &mut wasmtime::component::Linker<CallState>,
+) -> wasmtime::Result<()> {
+    use wasmtime_wasi::p2::bindings::random::{insecure, insecure_seed};
+    use wasmtime_wasi::random::WasiRandom;
+    fn drawn(state: &mut CallState) -> &mut wasmtime_wasi::random::WasiRandomCtx {
+        state.insecure_drawn = true;
+        state.wasi.random()
+    }
+    linker.allow_shadowing(true);
+    insecure::add_to_linker::<CallState, WasiRandom>(linker, drawn)?;
+    insecure_seed::add_to_linker::<CallState, WasiRandom>(linker, drawn)?;
+    linker.allow_shadowing(false);
+    Ok(())
 }
 
 impl CallState {
@@ -162,18 +184,24 @@ impl CallState {
             #[cfg(feature = "http")]
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             http: crate::http::OutboundHttp::closed(),
+            insecure_drawn: false,
         })
     }
 
     /// Makes a finished call's sandbox ready for the next call of the same
     /// plugin: nothing the guest could write carries over. The resource
     /// table, the memory count and the captured output start empty, and
-    /// the random state is drawn afresh (the insecure generator and its seed
-    /// could otherwise tell one call what the one before it drew). What is
-    /// kept is what the grants fixed: environment, clocks and the closed
-    /// network, none of which a guest can change.
+    /// after a call that read the insecure generator or its seed, the
+    /// random state is drawn afresh (the next call could otherwise work out
+    /// how much the one before it drew: a channel from one call to the
+    /// next). The secure generator is not reset: its output says nothing
+    /// of what was drawn before. What is kept is what the grants fixed:
+    /// environment, clocks and the closed network, none of which a guest
+    /// can change.
     fn reset(&mut self, limits: &Limits) {
-        *self.wasi.random() = wasmtime_wasi::random::WasiRandomCtx::default();
+        if std::mem::take(&mut self.insecure_drawn) {
+            *self.wasi.random() = wasmtime_wasi::random::WasiRandomCtx::default();
+        }
         self.table = ResourceTable::new();
         super::handles::cap_table(&mut self.table, limits.open_files);
         self.cap = MemoryCap::new(limits.memory_bytes);
