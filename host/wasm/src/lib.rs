@@ -448,12 +448,17 @@ impl Plugin {
             });
             state.http = crate::http::OutboundHttp::new(self.http.clone(), deadline);
         }
+        state.deadline = Some(deadline);
         let mut store = Store::new(self.engine.engine(), state);
         store.limiter(|state| &mut state.cap);
         store.set_hostcall_fuel(lift::fuel(&self.limits, registering));
         store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(move |_| {
-            if Instant::now() >= deadline {
+        store.epoch_deadline_callback(|store| {
+            if store
+                .data()
+                .deadline
+                .is_none_or(|deadline| Instant::now() >= deadline)
+            {
                 Ok(UpdateDeadline::Interrupt)
             } else {
                 // Yield at every tick so that one busy guest cannot hold an

@@ -116,6 +116,9 @@ pub struct CallState {
     /// Whether the guest read the insecure generator or its seed (see
     /// [`mark_insecure_random`]).
     insecure_drawn: bool,
+    /// When the call must stop (read by the epoch callback, which so
+    /// captures nothing and costs no allocation per call).
+    pub(crate) deadline: Option<std::time::Instant>,
 }
 
 /// Links `wasi:random/insecure` and `insecure-seed` again, as wasmtime-wasi
@@ -185,6 +188,7 @@ impl CallState {
             http_ctx: wasmtime_wasi_http::WasiHttpCtx::new(),
             http: crate::http::OutboundHttp::closed(),
             insecure_drawn: false,
+            deadline: None,
         })
     }
 
@@ -214,6 +218,7 @@ impl CallState {
             self.http_ctx = wasmtime_wasi_http::WasiHttpCtx::new();
         }
         self.http = crate::http::OutboundHttp::closed();
+        self.deadline = None;
     }
 
     /// The call's resource table: every host handle it holds.
