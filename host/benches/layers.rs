@@ -1,0 +1,189 @@
+//! Each layer of a trivial plugin call against bare wasmtime, interleaved
+//! in one process, to say which layer the whole path's overhead is in.
+//!
+//! Every round runs, for each layer in turn, 500 pairs of (a bare call, a
+//! call through that layer) back to back, and keeps the ratio of their
+//! sums; the medians of 150 rounds are printed. Rounds alternate the
+//! layers, so a slow spell of the machine touches all of them alike.
+//!
+//! - `plugin_call`: `Plugin::call` (the sandbox, the instance, the result).
+//! - `tool_source_call`: the same through `ToolSource::call`, as the
+//!   invoker makes it (a boxed future; the invoker has checked the
+//!   deadline, so the plugin does not read the clock again).
+//! - `host_invoke`: `Host::invoke` (lookup, validation, pin guard, call).
+//! - `host_invoke_render`: and the untrusted block: the whole path, the
+//!   `paired_host_over_bare` row of the `invoke` bench.
+//!
+//! The bare call is `invoke.rs`'s `bare_wasmtime`: a new store with an
+//! empty WASI context, an instance from a pre-linked component, `greet`.
+//!
+//! Run: `cargo bench -p tiny-harness-host --bench layers`. Under `cargo
+//! test` (no `--bench` argument) each layer runs once, as a check.
+
+// A benchmark that cannot set up has nothing to measure: it stops at once.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tiny_harness_host::{Host, HostBuilder, PluginSpec, ToolCall, ToolSource};
+use tiny_harness_wasm::bindings::PluginPre;
+use tiny_harness_wasm::{Plugin, PluginEngine};
+use wasmtime::Store;
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+const ROUNDS: usize = 150;
+const PAIRS: usize = 500;
+
+fn hello_wasm() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../target/wasm-plugins/wasm32-wasip2/release"
+    ))
+    .join("hello.wasm")
+}
+
+/// The least state a WASI component needs.
+struct Bare {
+    ctx: WasiCtx,
+    table: ResourceTable,
+}
+
+impl WasiView for Bare {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.ctx,
+            table: &mut self.table,
+        }
+    }
+}
+
+async fn bare_call(engine: &PluginEngine, pre: &PluginPre<Bare>) {
+    let state = Bare {
+        ctx: WasiCtx::builder().build(),
+        table: ResourceTable::new(),
+    };
+    let mut store = Store::new(engine.engine(), state);
+    store.set_epoch_deadline(u64::MAX / 2);
+    let plugin = pre.instantiate_async(&mut store).await.expect("instance");
+    let result = plugin
+        .call_call(&mut store, "{}", "hello", "greet", r#"{"name":"bench"}"#)
+        .await
+        .expect("no trap")
+        .expect("a result");
+    assert!(!result.is_error);
+}
+
+#[derive(Clone, Copy)]
+enum Layer {
+    PluginCall,
+    ToolSourceCall,
+    HostInvoke,
+    HostInvokeRender,
+}
+
+impl Layer {
+    const ALL: [Layer; 4] = [
+        Layer::PluginCall,
+        Layer::ToolSourceCall,
+        Layer::HostInvoke,
+        Layer::HostInvokeRender,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Layer::PluginCall => "plugin_call",
+            Layer::ToolSourceCall => "tool_source_call",
+            Layer::HostInvoke => "host_invoke",
+            Layer::HostInvokeRender => "host_invoke_render",
+        }
+    }
+
+    async fn call(self, host: &Host, plugin: &Plugin, call: &ToolCall) {
+        match self {
+            Layer::PluginCall => {
+                let result = plugin.call("hello", "greet", &call.arguments).await;
+                assert!(result.is_ok_and(|r| !r.is_error));
+            }
+            Layer::ToolSourceCall => {
+                let deadline = Instant::now() + Duration::from_secs(30);
+                let result =
+                    ToolSource::call(plugin, "hello", "greet", &call.arguments, deadline).await;
+                assert!(result.is_ok_and(|r| !r.is_error));
+            }
+            Layer::HostInvoke => assert!(!host.invoke(call).await.is_error()),
+            Layer::HostInvokeRender => {
+                let outcome = host.invoke(call).await;
+                assert!(!outcome.is_error());
+                std::hint::black_box(outcome.render());
+            }
+        }
+    }
+}
+
+fn main() {
+    let measure = std::env::args().any(|a| a == "--bench");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let engine = PluginEngine::new().expect("engine");
+    let host = runtime
+        .block_on(
+            HostBuilder::new()
+                .engine(engine.clone())
+                .plugin(PluginSpec::new("hello", hello_wasm()))
+                .build(),
+        )
+        .expect("load");
+    let component = Component::from_file(engine.engine(), hello_wasm()).expect("component");
+    let mut linker = Linker::new(engine.engine());
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("wasi");
+    let pre = PluginPre::new(linker.instantiate_pre(&component).expect("link")).expect("world");
+    let (_, plugin) = host
+        .plugins()
+        .into_iter()
+        .find(|(name, _)| name == "hello")
+        .expect("the hello plugin");
+    let call = ToolCall {
+        id: "call_1".into(),
+        name: "hello/hello.greet".into(),
+        arguments: json!({"name": "bench"}),
+    };
+    let (rounds, pairs, warm_up) = if measure {
+        (ROUNDS, PAIRS, 3000)
+    } else {
+        (1, 1, 0)
+    };
+    let mut ratios = vec![Vec::with_capacity(rounds); Layer::ALL.len()];
+    runtime.block_on(async {
+        for _ in 0..warm_up {
+            bare_call(&engine, &pre).await;
+            Layer::HostInvokeRender.call(&host, &plugin, &call).await;
+        }
+        for _ in 0..rounds {
+            for (layer, kept) in Layer::ALL.iter().zip(&mut ratios) {
+                let (mut bare, mut layered) = (Duration::ZERO, Duration::ZERO);
+                for _ in 0..pairs {
+                    let start = Instant::now();
+                    bare_call(&engine, &pre).await;
+                    bare += start.elapsed();
+                    let start = Instant::now();
+                    layer.call(&host, &plugin, &call).await;
+                    layered += start.elapsed();
+                }
+                kept.push(layered.as_secs_f64() / bare.as_secs_f64());
+            }
+        }
+    });
+    if !measure {
+        return;
+    }
+    println!("median over {rounds} rounds of {pairs} pairs, layer / bare_wasmtime:");
+    for (layer, mut kept) in Layer::ALL.into_iter().zip(ratios) {
+        kept.sort_by(f64::total_cmp);
+        println!("  {:<20} {:.3}", layer.name(), kept[kept.len() / 2]);
+    }
+}
