@@ -9,6 +9,9 @@
 //!   untrusted block.
 //! - `paired_host_over_bare`: both back to back in every iteration; prints
 //!   the medians and the ratio.
+//! - `paired_unconfined_over_bare`: the same with the host starting `node`
+//!   unconfined (`confinement = "none"`), as the bare client starts it:
+//!   the host's own work apart from the confinement's.
 //! - `session_per_call`: what a client without persistent sessions pays
 //!   per call: start the program, initialise, call, close.
 //! - `iteration_relist`: `begin_iteration` then a call (so a `tools/list`
@@ -34,6 +37,7 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::json;
 use tiny_harness_host::{CompileCache, Host, HostBuilder, PluginEngine, PluginSpec, ToolCall};
 use tiny_harness_mcp::State;
+use tiny_harness_sandbox::confine::Mode;
 use tiny_harness_sandbox::grant::ExecGrant;
 
 #[path = "../../tests/all/common/npm.rs"]
@@ -116,6 +120,13 @@ fn mcp(c: &mut Criterion) {
         .build()
         .unwrap();
     let host = runtime.block_on(start_host(1, None));
+    // The same, with `node` started as the bare client starts it: what the
+    // host's own work costs, apart from the confinement's.
+    let mut unconfined = spec(1);
+    unconfined.grants.confinement = Mode::None;
+    let host_unconfined = runtime
+        .block_on(HostBuilder::new().plugin(unconfined).build())
+        .expect("load");
     let (bare, _child) = runtime.block_on(bare_session());
     let call = ToolCall {
         id: "bench".into(),
@@ -137,31 +148,22 @@ fn mcp(c: &mut Criterion) {
             outcome.render().len()
         });
     });
-    let samples = std::cell::RefCell::new(Vec::new());
-    group.bench_function("paired_host_over_bare", |b| {
-        b.to_async(&runtime).iter_custom(|iters| {
-            let (host, bare, call, samples) = (&host, &bare, &call, &samples);
-            async move {
-                let (mut raw, mut full) = (Duration::ZERO, Duration::ZERO);
-                for _ in 0..iters {
-                    let start = Instant::now();
-                    let result = bare.peer().call_tool(echo_params()).await.expect("echo");
-                    std::hint::black_box(echoed(result));
-                    raw += start.elapsed();
-                    let start = Instant::now();
-                    let outcome = host.invoke(call).await;
-                    std::hint::black_box(outcome.render());
-                    full += start.elapsed();
-                    // Measuring an error path would say nothing of a call.
-                    assert!(!outcome.is_error(), "{}", outcome.render());
-                }
-                samples
-                    .borrow_mut()
-                    .push((raw / iters as u32, full / iters as u32));
-                full
-            }
-        });
-    });
+    let confined = paired(
+        &mut group,
+        &runtime,
+        "paired_host_over_bare",
+        &host,
+        &bare,
+        &call,
+    );
+    let unconfined = paired(
+        &mut group,
+        &runtime,
+        "paired_unconfined_over_bare",
+        &host_unconfined,
+        &bare,
+        &call,
+    );
     group.bench_function("iteration_relist", |b| {
         b.to_async(&runtime).iter(|| async {
             host.begin_iteration();
@@ -171,7 +173,12 @@ fn mcp(c: &mut Criterion) {
         });
     });
     group.finish();
-    report_pairs("bare_rmcp", "host_invoke_render", &samples.into_inner());
+    report_pairs("bare_rmcp", "host_invoke_render", &confined);
+    report_pairs(
+        "bare_rmcp",
+        "host_invoke_render (node unconfined)",
+        &unconfined,
+    );
 
     let mut slow = c.benchmark_group("mcp_session");
     slow.sample_size(10);
@@ -232,6 +239,45 @@ fn mcp(c: &mut Criterion) {
         eprintln!("session_per_call median {persistent:.0} µs per call");
     }
     runtime.block_on(host.shutdown());
+    runtime.block_on(host_unconfined.shutdown());
+}
+
+/// A bare call and a call through `host` back to back in every iteration,
+/// so that both see the same machine; returns each sample's two means.
+fn paired(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    runtime: &tokio::runtime::Runtime,
+    name: &str,
+    host: &Host,
+    bare: &RunningService<RoleClient, ()>,
+    call: &ToolCall,
+) -> Vec<(Duration, Duration)> {
+    let samples = std::cell::RefCell::new(Vec::new());
+    group.bench_function(name, |b| {
+        b.to_async(runtime).iter_custom(|iters| {
+            let samples = &samples;
+            async move {
+                let (mut raw, mut full) = (Duration::ZERO, Duration::ZERO);
+                for _ in 0..iters {
+                    let start = Instant::now();
+                    let result = bare.peer().call_tool(echo_params()).await.expect("echo");
+                    std::hint::black_box(echoed(result));
+                    raw += start.elapsed();
+                    let start = Instant::now();
+                    let outcome = host.invoke(call).await;
+                    std::hint::black_box(outcome.render());
+                    full += start.elapsed();
+                    // Measuring an error path would say nothing of a call.
+                    assert!(!outcome.is_error(), "{}", outcome.render());
+                }
+                samples
+                    .borrow_mut()
+                    .push((raw / iters as u32, full / iters as u32));
+                full
+            }
+        });
+    });
+    samples.into_inner()
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
