@@ -4,11 +4,12 @@
 //!   per call: a new store with an empty WASI context, instantiate from a
 //!   pre-linked component, call `greet` of the
 //!   `hello` plugin (the smallest plugin in `plugins/`). The same engine (and so the same instance pool) as the host's.
-//! - `plugin_call`: `Plugin::call` alone: the sandbox built from grants,
-//!   limiter, deadline, fresh instance, call, result conversion.
+//! - `plugin_call`: `Plugin::call` alone: the sandbox (the WASI context
+//!   kept from the call before, since `hello` has no grants), limiter,
+//!   deadline, fresh instance, call, result conversion.
 //! - `host_invoke_render`: `Host::invoke` (lookup, schema validation, the
-//!   sandbox built from grants, limiter and deadline, fresh instance, call,
-//!   result conversion) followed by rendering the untrusted block.
+//!   sandbox, limiter and deadline, fresh instance, call, result
+//!   conversion) followed by rendering the untrusted block.
 //! - `validate_and_render`: the host's own work alone, on a call that
 //!   fails validation (lookup, validation, render; no instance).
 //! - `in_process_invoke_render`: the host's own work alone on a call that
