@@ -26,8 +26,7 @@
 // show: it stops at once, saying where.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
@@ -36,56 +35,14 @@ use tiny_harness_host::{
     ToolResult, ToolSource, boxed,
 };
 use tiny_harness_wasm::PluginEngine;
-use tiny_harness_wasm::bindings::PluginPre;
-use wasmtime::Store;
-use wasmtime::component::{Component, Linker, ResourceTable};
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-fn hello_wasm() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../target/wasm-plugins/wasm32-wasip2/release"
-    ))
-    .join("hello.wasm")
-}
+#[path = "common/bare.rs"]
+mod bare;
+#[path = "common/pairs.rs"]
+mod pairs;
 
-/// The least state a WASI component needs.
-struct Bare {
-    ctx: WasiCtx,
-    table: ResourceTable,
-}
-
-impl WasiView for Bare {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.ctx,
-            table: &mut self.table,
-        }
-    }
-}
-
-fn bare_pre(engine: &PluginEngine) -> PluginPre<Bare> {
-    let component = Component::from_file(engine.engine(), hello_wasm()).expect("component");
-    let mut linker = Linker::new(engine.engine());
-    wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("wasi");
-    PluginPre::new(linker.instantiate_pre(&component).expect("link")).expect("world")
-}
-
-async fn bare_call(engine: &PluginEngine, pre: &PluginPre<Bare>) {
-    let state = Bare {
-        ctx: WasiCtx::builder().build(),
-        table: ResourceTable::new(),
-    };
-    let mut store = Store::new(engine.engine(), state);
-    store.set_epoch_deadline(u64::MAX / 2);
-    let plugin = pre.instantiate_async(&mut store).await.expect("instance");
-    let result = plugin
-        .call_call(&mut store, "{}", "hello", "greet", r#"{"name":"bench"}"#)
-        .await
-        .expect("no trap")
-        .expect("a result");
-    assert!(!result.is_error);
-}
+use bare::{bare_call, bare_pre, hello_wasm};
+use pairs::{paired, report_pairs};
 
 /// `hello.greet` without the plugin: answers at once, in process.
 #[derive(Debug)]
@@ -192,47 +149,19 @@ fn invoke(c: &mut Criterion) {
     // bare call and a host call back to back, so both see the same
     // conditions. Criterion reports the host half; the medians of both
     // halves per sample, and their ratio, are printed at the end.
-    let samples = std::cell::RefCell::new(Vec::new());
-    group.bench_function("paired_host_over_bare", |b| {
-        b.to_async(&runtime).iter_custom(|iters| {
-            let (engine, pre, host, good, samples) = (&engine, &pre, &host, &good, &samples);
-            async move {
-                let (mut bare, mut full) = (Duration::ZERO, Duration::ZERO);
-                for _ in 0..iters {
-                    let start = Instant::now();
-                    bare_call(engine, pre).await;
-                    bare += start.elapsed();
-                    let start = Instant::now();
-                    let outcome = host.invoke(good).await;
-                    std::hint::black_box(outcome.render());
-                    full += start.elapsed();
-                    assert!(!outcome.is_error(), "{}", outcome.render());
-                }
-                samples
-                    .borrow_mut()
-                    .push((bare / iters as u32, full / iters as u32));
-                full
-            }
-        });
-    });
-    group.finish();
-    report_pairs(&samples.into_inner());
-}
-
-/// Prints the medians of the paired samples and of their ratios.
-fn report_pairs(samples: &[(Duration, Duration)]) {
-    fn median(mut values: Vec<f64>) -> f64 {
-        values.sort_by(f64::total_cmp);
-        values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
-    }
-    let micros = |d: Duration| d.as_secs_f64() * 1e6;
-    let bare = median(samples.iter().map(|s| micros(s.0)).collect());
-    let full = median(samples.iter().map(|s| micros(s.1)).collect());
-    let ratio = median(samples.iter().map(|s| micros(s.1) / micros(s.0)).collect());
-    eprintln!(
-        "paired medians over {} samples: bare_wasmtime {bare:.2} µs, host_invoke_render {full:.2} µs, ratio {ratio:.2}",
-        samples.len()
+    let samples = paired(
+        &mut group,
+        &runtime,
+        "paired_host_over_bare",
+        async || bare_call(&engine, &pre).await,
+        async || {
+            let outcome = host.invoke(&good).await;
+            std::hint::black_box(outcome.render());
+            assert!(!outcome.is_error(), "{}", outcome.render());
+        },
     );
+    group.finish();
+    report_pairs("bare_wasmtime", "host_invoke_render", &samples);
 }
 
 criterion_group!(benches, invoke);

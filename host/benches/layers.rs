@@ -23,58 +23,19 @@
 // A benchmark that cannot set up has nothing to measure: it stops at once.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tiny_harness_host::{Host, HostBuilder, PluginSpec, ToolCall, ToolSource};
-use tiny_harness_wasm::bindings::PluginPre;
 use tiny_harness_wasm::{Plugin, PluginEngine};
-use wasmtime::Store;
-use wasmtime::component::{Component, Linker, ResourceTable};
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+#[path = "common/bare.rs"]
+mod bare;
+
+use bare::{bare_call, bare_pre, hello_wasm};
 
 const ROUNDS: usize = 150;
 const PAIRS: usize = 500;
-
-fn hello_wasm() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../target/wasm-plugins/wasm32-wasip2/release"
-    ))
-    .join("hello.wasm")
-}
-
-/// The least state a WASI component needs.
-struct Bare {
-    ctx: WasiCtx,
-    table: ResourceTable,
-}
-
-impl WasiView for Bare {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.ctx,
-            table: &mut self.table,
-        }
-    }
-}
-
-async fn bare_call(engine: &PluginEngine, pre: &PluginPre<Bare>) {
-    let state = Bare {
-        ctx: WasiCtx::builder().build(),
-        table: ResourceTable::new(),
-    };
-    let mut store = Store::new(engine.engine(), state);
-    store.set_epoch_deadline(u64::MAX / 2);
-    let plugin = pre.instantiate_async(&mut store).await.expect("instance");
-    let result = plugin
-        .call_call(&mut store, "{}", "hello", "greet", r#"{"name":"bench"}"#)
-        .await
-        .expect("no trap")
-        .expect("a result");
-    assert!(!result.is_error);
-}
 
 #[derive(Clone, Copy)]
 enum Layer {
@@ -138,10 +99,7 @@ fn main() {
                 .build(),
         )
         .expect("load");
-    let component = Component::from_file(engine.engine(), hello_wasm()).expect("component");
-    let mut linker = Linker::new(engine.engine());
-    wasmtime_wasi::p2::add_to_linker_async(&mut linker).expect("wasi");
-    let pre = PluginPre::new(linker.instantiate_pre(&component).expect("link")).expect("world");
+    let pre = bare_pre(&engine);
     let (_, plugin) = host
         .plugins()
         .into_iter()

@@ -42,6 +42,10 @@ use tiny_harness_sandbox::grant::ExecGrant;
 
 #[path = "../../tests/all/common/npm.rs"]
 mod npm;
+#[path = "common/pairs.rs"]
+mod pairs;
+
+use pairs::{median, paired, report_pairs};
 
 fn mcp_wasm() -> PathBuf {
     PathBuf::from(concat!(
@@ -148,7 +152,7 @@ fn mcp(c: &mut Criterion) {
             outcome.render().len()
         });
     });
-    let confined = paired(
+    let confined = host_over_bare(
         &mut group,
         &runtime,
         "paired_host_over_bare",
@@ -156,7 +160,7 @@ fn mcp(c: &mut Criterion) {
         &bare,
         &call,
     );
-    let unconfined = paired(
+    let unconfined = host_over_bare(
         &mut group,
         &runtime,
         "paired_unconfined_over_bare",
@@ -244,7 +248,7 @@ fn mcp(c: &mut Criterion) {
 
 /// A bare call and a call through `host` back to back in every iteration,
 /// so that both see the same machine; returns each sample's two means.
-fn paired(
+fn host_over_bare(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     runtime: &tokio::runtime::Runtime,
     name: &str,
@@ -252,52 +256,21 @@ fn paired(
     bare: &RunningService<RoleClient, ()>,
     call: &ToolCall,
 ) -> Vec<(Duration, Duration)> {
-    let samples = std::cell::RefCell::new(Vec::new());
-    group.bench_function(name, |b| {
-        b.to_async(runtime).iter_custom(|iters| {
-            let samples = &samples;
-            async move {
-                let (mut raw, mut full) = (Duration::ZERO, Duration::ZERO);
-                for _ in 0..iters {
-                    let start = Instant::now();
-                    let result = bare.peer().call_tool(echo_params()).await.expect("echo");
-                    std::hint::black_box(echoed(result));
-                    raw += start.elapsed();
-                    let start = Instant::now();
-                    let outcome = host.invoke(call).await;
-                    std::hint::black_box(outcome.render());
-                    full += start.elapsed();
-                    // Measuring an error path would say nothing of a call.
-                    assert!(!outcome.is_error(), "{}", outcome.render());
-                }
-                samples
-                    .borrow_mut()
-                    .push((raw / iters as u32, full / iters as u32));
-                full
-            }
-        });
-    });
-    samples.into_inner()
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
-/// Prints the medians of the paired samples and of their ratios.
-fn report_pairs(first: &str, second: &str, samples: &[(Duration, Duration)]) {
-    if samples.is_empty() {
-        return;
-    }
-    let micros = |d: Duration| d.as_secs_f64() * 1e6;
-    let a = median(samples.iter().map(|s| micros(s.0)).collect());
-    let b = median(samples.iter().map(|s| micros(s.1)).collect());
-    let ratio = median(samples.iter().map(|s| micros(s.1) / micros(s.0)).collect());
-    eprintln!(
-        "paired medians over {} samples: {first} {a:.2} µs, {second} {b:.2} µs, ratio {ratio:.3}",
-        samples.len()
-    );
+    paired(
+        group,
+        runtime,
+        name,
+        async || {
+            let result = bare.peer().call_tool(echo_params()).await.expect("echo");
+            std::hint::black_box(echoed(result));
+        },
+        async || {
+            let outcome = host.invoke(call).await;
+            std::hint::black_box(outcome.render());
+            // Measuring an error path would say nothing of a call.
+            assert!(!outcome.is_error(), "{}", outcome.render());
+        },
+    )
 }
 
 criterion_group!(benches, mcp);

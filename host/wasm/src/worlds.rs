@@ -118,7 +118,7 @@ impl Pre {
     /// names; none: today's) that its exports match. The error says what
     /// did not match, or that the version was never released.
     pub(crate) fn bind(pre: InstancePre<CallState>, version: Option<&str>) -> Result<Pre, String> {
-        let chain = crate::error_chain;
+        let chain = crate::failure::error_chain;
         match version.unwrap_or(RELEASED[0]) {
             "0.3.0" => match crate::bindings::PluginPre::new(pre.clone()) {
                 Ok(bound) => Ok(Pre::Current(bound)),

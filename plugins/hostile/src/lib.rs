@@ -15,6 +15,7 @@
 //! misbehaves except in the ways its modes and tools name. `call` ignores
 //! the config, so every tool works whatever the mode.
 
+mod definitions;
 mod tools;
 
 use serde::Deserialize;
@@ -84,7 +85,7 @@ impl Guest for Hostile {
         let mode = config.mode.as_deref().unwrap_or("normal");
         let count = config.count.unwrap_or(1);
         let kib = config.kib.unwrap_or(1);
-        let mut tools = tools::definitions();
+        let mut tools = definitions::definitions();
         let mut mcp_sources = Vec::new();
         let mut server = SERVER.to_string();
         match mode {
@@ -110,7 +111,7 @@ impl Guest for Hostile {
                                     description: tool.description,
                                     input_schema: tool.input_schema,
                                     output_schema: tool.output_schema,
-                                    ..tools::echo_definition()
+                                    ..definitions::echo_definition()
                                 })
                                 .collect(),
                         })
@@ -125,12 +126,12 @@ impl Guest for Hostile {
             }
             "many-tools" => tools.extend((0..count).map(|i| ToolDefinition {
                 name: format!("t{i}"),
-                ..tools::echo_definition()
+                ..definitions::echo_definition()
             })),
             "many-servers" => {
                 let extra = (0..count).map(|i| ServerDefinition {
                     name: format!("s{i}"),
-                    tools: vec![tools::echo_definition()],
+                    tools: vec![definitions::echo_definition()],
                 });
                 let mut servers = vec![ServerDefinition {
                     name: SERVER.into(),
@@ -149,7 +150,7 @@ impl Guest for Hostile {
                     r#"{{"type": "object", "description": "{}"}}"#,
                     "s".repeat(kib * 1024)
                 ),
-                ..tools::echo_definition()
+                ..definitions::echo_definition()
             }),
             "aliased" => {
                 let descriptions = tools::aliased(count, kib * 1024);
@@ -157,7 +158,7 @@ impl Guest for Hostile {
                     ToolDefinition {
                         name: format!("a{i}"),
                         description,
-                        ..tools::echo_definition()
+                        ..definitions::echo_definition()
                     }
                 }));
             }
@@ -166,7 +167,7 @@ impl Guest for Hostile {
                 input_schema: r#"{"type": "object", "properties": {"text": {"type": "string", "pattern": "^(a+)+$"}},
                     "patternProperties": {"^(b+)+$": {"type": "integer"}}}"#
                     .into(),
-                ..tools::echo_definition()
+                ..definitions::echo_definition()
             }),
             "lookaround" => tools.push(broken_tool(
                 r#"{"type": "string", "pattern": "^(?=a)a+$"}"#,
@@ -182,21 +183,21 @@ impl Guest for Hostile {
             "bad-output-schema" => tools.push(ToolDefinition {
                 name: "typo".into(),
                 output_schema: Some(r#"{"type": "objekt"}"#.into()),
-                ..tools::echo_definition()
+                ..definitions::echo_definition()
             }),
             "duplicate" => {
-                let mut echo = tools::echo_definition();
+                let mut echo = definitions::echo_definition();
                 echo.description = "A second tool named echo.".into();
                 tools.push(echo);
             }
             "bad-name" => {
-                let mut bad = tools::echo_definition();
+                let mut bad = definitions::echo_definition();
                 bad.name = "bad name!".into();
                 tools.push(bad);
             }
             "bad-server" => {
                 server = "Chaos!".into();
-                tools = vec![tools::echo_definition()];
+                tools = vec![definitions::echo_definition()];
             }
             "trap" => panic!("register trapped on purpose"),
             "mcp-source" => mcp_sources.push(McpSource {
