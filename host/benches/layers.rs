@@ -17,8 +17,10 @@
 //! The bare call is `invoke.rs`'s `bare_wasmtime`: a new store with an
 //! empty WASI context, an instance from a pre-linked component, `greet`.
 //!
-//! Run: `cargo bench -p tiny-harness-host --bench layers`. Under `cargo
-//! test` (no `--bench` argument) each layer runs once, as a check.
+//! Run: `cargo bench -p tiny-harness-host --bench layers`; names after
+//! `--` run only the layers whose names hold one of them (`-- plugin_call`,
+//! to profile one layer against bare wasmtime). Under `cargo test` (no
+//! `--bench` argument) each layer runs once, as a check.
 
 // A benchmark that cannot set up has nothing to measure: it stops at once.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -86,6 +88,16 @@ impl Layer {
 
 fn main() {
     let measure = std::env::args().any(|a| a == "--bench");
+    // A name given after `--` runs only the layers whose names hold it (to
+    // profile one layer against bare wasmtime).
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let layers: Vec<Layer> = Layer::ALL
+        .into_iter()
+        .filter(|layer| only.is_empty() || only.iter().any(|o| layer.name().contains(o.as_str())))
+        .collect();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -115,14 +127,14 @@ fn main() {
     } else {
         (1, 1, 0)
     };
-    let mut ratios = vec![Vec::with_capacity(rounds); Layer::ALL.len()];
+    let mut ratios = vec![Vec::with_capacity(rounds); layers.len()];
     runtime.block_on(async {
         for _ in 0..warm_up {
             bare_call(&engine, &pre).await;
             Layer::HostInvokeRender.call(&host, &plugin, &call).await;
         }
         for _ in 0..rounds {
-            for (layer, kept) in Layer::ALL.iter().zip(&mut ratios) {
+            for (layer, kept) in layers.iter().zip(&mut ratios) {
                 let (mut bare, mut layered) = (Duration::ZERO, Duration::ZERO);
                 for _ in 0..pairs {
                     let start = Instant::now();
@@ -140,7 +152,7 @@ fn main() {
         return;
     }
     println!("median over {rounds} rounds of {pairs} pairs, layer / bare_wasmtime:");
-    for (layer, mut kept) in Layer::ALL.into_iter().zip(ratios) {
+    for (layer, mut kept) in layers.into_iter().zip(ratios) {
         kept.sort_by(f64::total_cmp);
         println!("  {:<20} {:.3}", layer.name(), kept[kept.len() / 2]);
     }

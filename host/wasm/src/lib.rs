@@ -474,7 +474,7 @@ impl Plugin {
         // grace lets the epoch fire first, so that it names the cause.
         let grace = engine::EPOCH_TICK * 5;
         let outcome = engine::InEngine::new(&self.engine, deadline + grace, async {
-            let instance = self.pre.instantiate(&mut store).await;
+            let instance = self.pre.instantiate(&mut store, registering).await;
             match instance {
                 Ok(instance) => Ok(f(&instance, &mut store).await),
                 Err(e) => Err(e),

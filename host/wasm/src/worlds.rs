@@ -18,7 +18,7 @@
 
 mod lift;
 
-use wasmtime::component::{Component, InstancePre, Linker};
+use wasmtime::component::{Component, ComponentExportIndex, Func, InstancePre, Linker, TypedFunc};
 use wasmtime::{AsContextMut, Engine, Store};
 
 use crate::bindings::tiny_harness::plugin::exec::{self, Command};
@@ -105,8 +105,8 @@ pub(crate) fn link_older_exec(linker: &mut Linker<CallState>) -> wasmtime::Resul
 
 /// A component bound to the shape of the world it was built for.
 pub(crate) enum Pre {
-    /// Today's.
-    Current(crate::bindings::PluginPre<CallState>),
+    /// Today's, with where its `call` export is.
+    Current(crate::bindings::PluginPre<CallState>, ComponentExportIndex),
     /// 0.3.0 before the `enterprise` grant.
     V030First(v0_3_0_first::PluginPre<CallState>),
     /// 0.2.0.
@@ -121,7 +121,14 @@ impl Pre {
         let chain = crate::failure::error_chain;
         match version.unwrap_or(RELEASED[0]) {
             "0.3.0" => match crate::bindings::PluginPre::new(pre.clone()) {
-                Ok(bound) => Ok(Pre::Current(bound)),
+                Ok(bound) => {
+                    let call = bound
+                        .instance_pre()
+                        .component()
+                        .get_export_index(None, "call")
+                        .ok_or("it does not export the function `call`")?;
+                    Ok(Pre::Current(bound, call))
+                }
                 Err(current) => v0_3_0_first::PluginPre::new(pre)
                     .map(Pre::V030First)
                     // Today's mismatch is the one worth reading.
@@ -134,13 +141,25 @@ impl Pre {
         }
     }
 
-    /// A fresh instance in `store`.
+    /// A fresh instance in `store`, for `register` or (`registering` false)
+    /// for `call`.
     pub(crate) async fn instantiate(
         &self,
         store: &mut Store<CallState>,
+        registering: bool,
     ) -> wasmtime::Result<Instance> {
         Ok(match self {
-            Pre::Current(pre) => Instance::Current(pre.instantiate_async(store).await?),
+            // The bindings look up and type-check every export at every
+            // instance; a call needs only `call`, whose type was checked
+            // once, when the component was bound.
+            Pre::Current(pre, call) if !registering => {
+                let instance = pre.instance_pre().instantiate_async(&mut *store).await?;
+                let call = instance
+                    .get_func(&mut *store, call)
+                    .ok_or_else(|| wasmtime::format_err!("the instance has no function `call`"))?;
+                Instance::CurrentCall(call)
+            }
+            Pre::Current(pre, _) => Instance::Current(pre.instantiate_async(store).await?),
             Pre::V030First(pre) => Instance::V030First(pre.instantiate_async(store).await?),
             Pre::V020(pre) => Instance::V020(pre.instantiate_async(store).await?),
         })
@@ -150,6 +169,8 @@ impl Pre {
 /// An instance of a component, of whichever shape.
 pub(crate) enum Instance {
     Current(crate::bindings::Plugin),
+    /// Today's, instantiated for a call: its `call` export alone.
+    CurrentCall(Func),
     V030First(v0_3_0_first::Plugin),
     V020(v0_2_0::Plugin),
 }
@@ -163,6 +184,11 @@ impl Instance {
     ) -> wasmtime::Result<Result<Registration, String>> {
         Ok(match self {
             Instance::Current(p) => p.call_register(&mut store, config).await?,
+            Instance::CurrentCall(_) => {
+                return Err(wasmtime::format_err!(
+                    "the instance was made for a call, not for register"
+                ));
+            }
             Instance::V030First(p) => p
                 .call_register(&mut store, config)
                 .await?
@@ -187,6 +213,19 @@ impl Instance {
             Instance::Current(p) => {
                 p.call_call(&mut store, config, server, tool, arguments)
                     .await?
+            }
+            Instance::CurrentCall(call) => {
+                // SAFETY: `call` is the `call` export of an instance of a
+                // `Pre::Current`, whose `PluginPre::new` checked that
+                // export's type against this signature (the bindings'
+                // `PluginIndices::new`); every instance of one component
+                // has the same type.
+                let call = unsafe {
+                    TypedFunc::<(&str, &str, &str, &str), (Result<CallResult, CallError>,)>::new_unchecked(*call)
+                };
+                call.call_async(&mut store, (config, server, tool, arguments))
+                    .await?
+                    .0
             }
             Instance::V030First(p) => lift::answer_030_first(
                 p.call_call(&mut store, config, server, tool, arguments)
