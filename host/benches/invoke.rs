@@ -4,6 +4,10 @@
 //!   per call: a new store with an empty WASI context, instantiate from a
 //!   pre-linked component, call `greet` of the
 //!   `hello` plugin (the smallest plugin in `plugins/`). The same engine (and so the same instance pool) as the host's.
+//! - `bare_floor`: the same without the bindings' per-instance lookup and
+//!   type check of every export: the instance from the linked component,
+//!   `call` found by an index looked up once, its type checked once. The
+//!   host's calls do the same.
 //! - `plugin_call`: `Plugin::call` alone: the sandbox (the WASI context
 //!   kept from the call before, since `hello` has no grants), limiter,
 //!   deadline, fresh instance, call, result conversion.
@@ -26,63 +30,21 @@
 // show: it stops at once, saying where.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::Instant;
-
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use tiny_harness_host::{
-    CallFuture, Host, HostBuilder, ListFuture, PendingTool, PluginSpec, ToolCall, ToolDefinition,
-    ToolResult, ToolSource, boxed,
-};
+use tiny_harness_host::ToolCall;
 use tiny_harness_wasm::PluginEngine;
 
 #[path = "common/bare.rs"]
 mod bare;
+#[path = "common/hosts.rs"]
+mod hosts;
 #[path = "common/pairs.rs"]
 mod pairs;
 
-use bare::{bare_call, bare_pre, hello_wasm};
+use bare::{bare_call, bare_floor_call, bare_pre, call_index};
+use hosts::hello_host;
 use pairs::{paired, report_pairs};
-
-/// `hello.greet` without the plugin: answers at once, in process.
-#[derive(Debug)]
-struct Greeter;
-
-impl ToolSource for Greeter {
-    fn list_tools(&self) -> ListFuture<'_> {
-        let greet = ToolDefinition::new(
-            "greet",
-            "Greets someone by name.",
-            json!({
-                "type": "object",
-                "properties": {"name": {"type": "string"}},
-                "required": ["name"],
-                "additionalProperties": false
-            }),
-        );
-        boxed(async move { Ok(vec![PendingTool::new("hello", greet)]) })
-    }
-
-    fn call<'a>(
-        &'a self,
-        _server: &'a str,
-        _tool: &'a str,
-        _arguments: &'a serde_json::Value,
-        _deadline: Instant,
-    ) -> CallFuture<'a> {
-        boxed(async { Ok(ToolResult::text("Hello, bench!")) })
-    }
-}
-
-async fn host(engine: PluginEngine) -> Host {
-    HostBuilder::new()
-        .engine(engine)
-        .plugin(PluginSpec::new("hello", hello_wasm()))
-        .source("mem", std::sync::Arc::new(Greeter))
-        .build()
-        .await
-        .expect("load")
-}
 
 fn invoke(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -90,7 +52,7 @@ fn invoke(c: &mut Criterion) {
         .build()
         .expect("runtime");
     let engine = PluginEngine::new().expect("engine");
-    let host = runtime.block_on(host(engine.clone()));
+    let host = runtime.block_on(hello_host(engine.clone()));
     let pre = bare_pre(&engine);
     let good = ToolCall {
         id: "call_1".into(),
@@ -105,6 +67,11 @@ fn invoke(c: &mut Criterion) {
     let mut group = c.benchmark_group("trivial_call");
     group.bench_function("bare_wasmtime", |b| {
         b.to_async(&runtime).iter(|| bare_call(&engine, &pre));
+    });
+    let index = call_index(&pre);
+    group.bench_function("bare_floor", |b| {
+        b.to_async(&runtime)
+            .iter(|| bare_floor_call(&engine, &pre, &index));
     });
     let (_, plugin) = host
         .plugins()

@@ -6,11 +6,17 @@
 //! sums; the medians of 150 rounds are printed. Rounds alternate the
 //! layers, so a slow spell of the machine touches all of them alike.
 //!
+//! - `bare_floor`: bare wasmtime without the bindings' per-instance
+//!   lookup and type check of every export (what the host's calls skip):
+//!   the floor, whose ratio says what those cost.
 //! - `plugin_call`: `Plugin::call` (the sandbox, the instance, the result).
 //! - `tool_source_call`: the same through `ToolSource::call`, as the
 //!   invoker makes it (a boxed future; the invoker has checked the
 //!   deadline, so the plugin does not read the clock again).
 //! - `host_invoke`: `Host::invoke` (lookup, validation, pin guard, call).
+//! - `in_process_invoke_render`: the host's own work alone: the whole path
+//!   to an in-process tool of the same schema that answers at once (its
+//!   ratio is that work as a share of a bare call).
 //! - `host_invoke_render`: and the untrusted block: the whole path, the
 //!   `paired_host_over_bare` row of the `invoke` bench.
 //!
@@ -28,44 +34,59 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tiny_harness_host::{Host, HostBuilder, PluginSpec, ToolCall, ToolSource};
+use tiny_harness_host::{Host, ToolCall, ToolSource};
 use tiny_harness_wasm::{Plugin, PluginEngine};
 
 #[path = "common/bare.rs"]
 mod bare;
+#[path = "common/hosts.rs"]
+mod hosts;
 
-use bare::{bare_call, bare_pre, hello_wasm};
+use bare::{Bare, bare_call, bare_floor_call, bare_pre, call_index};
+use hosts::hello_host;
+use tiny_harness_wasm::bindings::PluginPre;
+use wasmtime::component::ComponentExportIndex;
 
 const ROUNDS: usize = 150;
 const PAIRS: usize = 500;
 
 #[derive(Clone, Copy)]
 enum Layer {
+    BareFloor,
     PluginCall,
     ToolSourceCall,
     HostInvoke,
     HostInvokeRender,
+    InProcess,
 }
 
 impl Layer {
-    const ALL: [Layer; 4] = [
+    const ALL: [Layer; 6] = [
+        Layer::BareFloor,
         Layer::PluginCall,
         Layer::ToolSourceCall,
         Layer::HostInvoke,
         Layer::HostInvokeRender,
+        Layer::InProcess,
     ];
 
     fn name(self) -> &'static str {
         match self {
+            Layer::BareFloor => "bare_floor",
             Layer::PluginCall => "plugin_call",
             Layer::ToolSourceCall => "tool_source_call",
             Layer::HostInvoke => "host_invoke",
             Layer::HostInvokeRender => "host_invoke_render",
+            Layer::InProcess => "in_process_invoke_render",
         }
     }
 
-    async fn call(self, host: &Host, plugin: &Plugin, call: &ToolCall) {
+    async fn call(self, on: &Setup) {
+        let Setup {
+            host, plugin, call, ..
+        } = on;
         match self {
+            Layer::BareFloor => bare_floor_call(&on.engine, &on.pre, &on.index).await,
             Layer::PluginCall => {
                 let result = plugin.call("hello", "greet", &call.arguments).await;
                 assert!(result.is_ok_and(|r| !r.is_error));
@@ -73,7 +94,7 @@ impl Layer {
             Layer::ToolSourceCall => {
                 let deadline = Instant::now() + Duration::from_secs(30);
                 let result =
-                    ToolSource::call(plugin, "hello", "greet", &call.arguments, deadline).await;
+                    ToolSource::call(&**plugin, "hello", "greet", &call.arguments, deadline).await;
                 assert!(result.is_ok_and(|r| !r.is_error));
             }
             Layer::HostInvoke => assert!(!host.invoke(call).await.is_error()),
@@ -82,8 +103,24 @@ impl Layer {
                 assert!(!outcome.is_error());
                 std::hint::black_box(outcome.render());
             }
+            Layer::InProcess => {
+                let outcome = host.invoke(&on.in_process).await;
+                assert!(!outcome.is_error());
+                std::hint::black_box(outcome.render());
+            }
         }
     }
+}
+
+/// What the layers call.
+struct Setup {
+    engine: PluginEngine,
+    pre: PluginPre<Bare>,
+    index: ComponentExportIndex,
+    host: Host,
+    plugin: std::sync::Arc<Plugin>,
+    call: ToolCall,
+    in_process: ToolCall,
 }
 
 fn main() {
@@ -103,15 +140,9 @@ fn main() {
         .build()
         .expect("runtime");
     let engine = PluginEngine::new().expect("engine");
-    let host = runtime
-        .block_on(
-            HostBuilder::new()
-                .engine(engine.clone())
-                .plugin(PluginSpec::new("hello", hello_wasm()))
-                .build(),
-        )
-        .expect("load");
+    let host = runtime.block_on(hello_host(engine.clone()));
     let pre = bare_pre(&engine);
+    let index = call_index(&pre);
     let (_, plugin) = host
         .plugins()
         .into_iter()
@@ -122,6 +153,19 @@ fn main() {
         name: "hello/hello.greet".into(),
         arguments: json!({"name": "bench"}),
     };
+    let in_process = ToolCall {
+        name: "mem/hello.greet".into(),
+        ..call.clone()
+    };
+    let on = Setup {
+        engine,
+        pre,
+        index,
+        host,
+        plugin,
+        call,
+        in_process,
+    };
     let (rounds, pairs, warm_up) = if measure {
         (ROUNDS, PAIRS, 3000)
     } else {
@@ -130,18 +174,18 @@ fn main() {
     let mut ratios = vec![Vec::with_capacity(rounds); layers.len()];
     runtime.block_on(async {
         for _ in 0..warm_up {
-            bare_call(&engine, &pre).await;
-            Layer::HostInvokeRender.call(&host, &plugin, &call).await;
+            bare_call(&on.engine, &on.pre).await;
+            Layer::HostInvokeRender.call(&on).await;
         }
         for _ in 0..rounds {
             for (layer, kept) in layers.iter().zip(&mut ratios) {
                 let (mut bare, mut layered) = (Duration::ZERO, Duration::ZERO);
                 for _ in 0..pairs {
                     let start = Instant::now();
-                    bare_call(&engine, &pre).await;
+                    bare_call(&on.engine, &on.pre).await;
                     bare += start.elapsed();
                     let start = Instant::now();
-                    layer.call(&host, &plugin, &call).await;
+                    layer.call(&on).await;
                     layered += start.elapsed();
                 }
                 kept.push(layered.as_secs_f64() / bare.as_secs_f64());

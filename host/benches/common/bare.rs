@@ -58,3 +58,45 @@ pub async fn bare_call(engine: &PluginEngine, pre: &PluginPre<Bare>) {
         .expect("a result");
     assert!(!result.is_error);
 }
+
+/// [`bare_call`] as an embedder who skips the bindings' per-instance work
+/// would make it: the instance from the linked component, `call` found by
+/// an index looked up once, and no type check (the bindings checked it
+/// when `pre` was made). The floor the host's own calls are held to.
+pub async fn bare_floor_call(
+    engine: &PluginEngine,
+    pre: &PluginPre<Bare>,
+    call: &wasmtime::component::ComponentExportIndex,
+) {
+    use tiny_harness_wasm::bindings::{CallError, CallResult};
+    let state = Bare {
+        ctx: WasiCtx::builder().build(),
+        table: ResourceTable::new(),
+    };
+    let mut store = Store::new(engine.engine(), state);
+    store.set_epoch_deadline(u64::MAX / 2);
+    let instance = pre
+        .instance_pre()
+        .instantiate_async(&mut store)
+        .await
+        .expect("instance");
+    let func = instance.get_func(&mut store, call).expect("call");
+    // SAFETY: `PluginPre::new` checked the type of `call` against this
+    // signature.
+    let func = unsafe {
+        wasmtime::component::TypedFunc::<(&str, &str, &str, &str), (Result<CallResult, CallError>,)>::new_unchecked(func)
+    };
+    let (result,) = func
+        .call_async(&mut store, ("{}", "hello", "greet", r#"{"name":"bench"}"#))
+        .await
+        .expect("no trap");
+    assert!(!result.expect("a result").is_error);
+}
+
+/// Where `pre`'s `call` export is.
+pub fn call_index(pre: &PluginPre<Bare>) -> wasmtime::component::ComponentExportIndex {
+    pre.instance_pre()
+        .component()
+        .get_export_index(None, "call")
+        .expect("a call export")
+}

@@ -11,6 +11,10 @@
 //!   violation's JSON pointer.
 //! - The call's time limit starts before validation and covers it, the
 //!   tool's run and the output check; past it the call yields `timeout`.
+//!   The clock is read again before the tool runs only after a validation
+//!   that may have taken a tenth of a millisecond or more: a shorter one
+//!   cannot have used a noticeable part of any limit, and the source
+//!   keeps the deadline from there.
 //! - A tool that declares an output schema has the first JSON part of each
 //!   successful result checked against it; a result that lacks one or does
 //!   not match becomes `invalid_output` (error results are not checked).
@@ -23,7 +27,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::registry::{LiveRegistry, Registry};
+use crate::registry::{LiveRegistry, RegisteredTool, Registry};
 use crate::render;
 use crate::schema::{CompiledSchema, Inadmissible, SchemaHash};
 use crate::tool::{CallError, ContentPart, ToolResult, Violation};
@@ -291,13 +295,19 @@ impl Invoker {
     /// As [`Invoker::invoke`], for a call `caller` made (given to the
     /// recorder).
     pub async fn invoke_from(&self, call: &ToolCall, caller: Caller<'_>) -> CallOutcome {
-        let mut definition = None;
         let mut checked = false;
-        let result = self.run(call, &mut definition, &mut checked).await;
+        let (entry, result) = match self.entry(call) {
+            Ok(entry) => {
+                let result = Self::run(&entry, call, &mut checked).await;
+                (Some(entry), result)
+            }
+            Err(refused) => (None, Err(refused)),
+        };
         let mut outcome = CallOutcome::new(call.id.clone(), call.name.clone(), result);
         outcome.output_checked = checked;
         if let Some(recorder) = &self.recorder {
-            recorder.record_from(call, &outcome, definition.as_ref(), caller);
+            let definition = entry.as_ref().map(|e| &e.definition_hash);
+            recorder.record_from(call, &outcome, definition, caller);
         }
         outcome
     }
@@ -321,39 +331,44 @@ impl Invoker {
         }
     }
 
-    /// The call's result; `definition` gets the hash of the definition it
-    /// ran under, once the tool is found, and `checked` whether the result
-    /// passed the tool's output schema.
+    /// The tool `call` names. It holds its source: a change to the
+    /// registry after this lookup does not disturb the call.
+    fn entry(&self, call: &ToolCall) -> Result<Arc<RegisteredTool>, CallError> {
+        self.registry
+            .with_current(|registry| match registry.get(&call.name) {
+                Some(entry) => Ok(entry.clone()),
+                None => {
+                    Err(registry
+                        .missing(&call.name)
+                        .unwrap_or_else(|| CallError::UnknownTool {
+                            name: call.name.clone(),
+                        }))
+                }
+            })
+    }
+
+    /// The call's result; `checked` gets whether the result passed the
+    /// tool's output schema.
     async fn run(
-        &self,
+        entry: &RegisteredTool,
         call: &ToolCall,
-        definition: &mut Option<SchemaHash>,
         checked: &mut bool,
     ) -> Result<ToolResult, CallError> {
         let started = Instant::now();
-        // The entry holds its source: a change to the registry after this
-        // lookup does not disturb the call.
-        let snapshot = self.registry.snapshot();
-        let Some(entry) = snapshot.get(&call.name).cloned() else {
-            return Err(snapshot
-                .missing(&call.name)
-                .unwrap_or_else(|| CallError::UnknownTool {
-                    name: call.name.clone(),
-                }));
-        };
-        drop(snapshot);
-        *definition = Some(entry.definition_hash.clone());
         let limits = entry.source.call_limits();
         let deadline = started + limits.timeout;
         let timed_out = || CallError::Timeout {
             limit: limits.timeout,
         };
-        check_size(&entry.schema, &call.arguments, limits.arguments_bytes)?;
+        let work = check_size(&entry.schema, &call.arguments, limits.arguments_bytes)?;
         entry
             .schema
             .validate(&call.arguments)
             .map_err(|violations| CallError::InvalidArguments { violations })?;
-        if Instant::now() >= deadline {
+        // A validation that may have used a noticeable part of the time
+        // limit is followed by a look at the clock; a small one (all but
+        // a few calls) cannot have, and the source keeps the deadline.
+        if work > SLOW_VALIDATION && Instant::now() >= deadline {
             return Err(timed_out());
         }
         // The call's span: what the source logs while it runs (a plugin's
@@ -381,15 +396,21 @@ impl Invoker {
     }
 }
 
+/// The validation work (in the units of [`VALIDATION_BUDGET`], about a
+/// nanosecond each) above which the invoker looks at the clock again
+/// before the call runs: a tenth of a millisecond.
+const SLOW_VALIDATION: u64 = 100_000;
+
 pub use crate::schema::VALIDATION_BUDGET;
 
 /// Refuses arguments larger than `max_bytes` of compact JSON, or too large
-/// to check against `schema` within [`VALIDATION_BUDGET`].
+/// to check against `schema` within [`VALIDATION_BUDGET`]. Returns the most
+/// work validating them can take (their size times the schema's cost).
 fn check_size(
     schema: &CompiledSchema,
     arguments: &serde_json::Value,
     max_bytes: usize,
-) -> Result<(), CallError> {
+) -> Result<u64, CallError> {
     let size = crate::tool::compact_json_len(arguments, max_bytes);
     if size > max_bytes {
         return Err(CallError::ArgumentsTooLarge {
@@ -423,7 +444,8 @@ fn check_size(
             });
         }
     }
-    Ok(())
+    // Compact JSON has at least one byte per unit.
+    Ok((size as u64).saturating_mul(schema.cost()))
 }
 
 /// Checks a successful result's structured data (its first JSON part)

@@ -42,6 +42,14 @@ impl LiveRegistry {
             .clone()
     }
 
+    /// What `look` finds in the registry as it is now, without taking a
+    /// snapshot: for a lookup that keeps only what it finds (the invoker's
+    /// entry). A change waits while `look` runs, so `look` must be short
+    /// and must not change this registry.
+    pub fn with_current<R>(&self, look: impl FnOnce(&Registry) -> R) -> R {
+        look(&self.current.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
     /// Builds the next registry from the current one with `change` and
     /// swaps it in; on an error nothing changes. Calls keep running on the
     /// snapshots they hold while `change` runs.
