@@ -12,6 +12,9 @@
 //! - `paired_unconfined_over_bare`: the same with the host starting `node`
 //!   unconfined (`confinement = "none"`), as the bare client starts it:
 //!   the host's own work apart from the confinement's.
+//! - `paired_timed_bare_over_bare`: the bare call, and the bare call with
+//!   a 30 s deadline (`tokio::time::timeout_at`, as the host gives each
+//!   call): what registering a timer per call costs on this runtime.
 //! - `session_per_call`: what a client without persistent sessions pays
 //!   per call: start the program, initialise, call, close.
 //! - `iteration_relist`: `begin_iteration` then a call (so a `tools/list`
@@ -168,6 +171,26 @@ fn mcp(c: &mut Criterion) {
         &bare,
         &call,
     );
+    // The bare call with a deadline, as the host gives each call: what a
+    // timer registered per call costs on this runtime.
+    let timed = paired(
+        &mut group,
+        &runtime,
+        "paired_timed_bare_over_bare",
+        async || {
+            let result = bare.peer().call_tool(echo_params()).await.expect("echo");
+            std::hint::black_box(echoed(result));
+        },
+        async || {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+            let call = bare.peer().call_tool(echo_params());
+            let result = tokio::time::timeout_at(deadline, call)
+                .await
+                .expect("in time")
+                .expect("echo");
+            std::hint::black_box(echoed(result));
+        },
+    );
     group.bench_function("iteration_relist", |b| {
         b.to_async(&runtime).iter(|| async {
             host.begin_iteration();
@@ -183,6 +206,7 @@ fn mcp(c: &mut Criterion) {
         "host_invoke_render (node unconfined)",
         &unconfined,
     );
+    report_pairs("bare_rmcp", "bare_rmcp with a deadline", &timed);
 
     let mut slow = c.benchmark_group("mcp_session");
     slow.sample_size(10);
