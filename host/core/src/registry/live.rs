@@ -46,7 +46,7 @@ impl LiveRegistry {
     /// snapshot: for a lookup that keeps only what it finds (the invoker's
     /// entry). A change waits while `look` runs, so `look` must be short
     /// and must not change this registry.
-    pub fn with_current<R>(&self, look: impl FnOnce(&Registry) -> R) -> R {
+    pub(crate) fn with_current<R>(&self, look: impl FnOnce(&Registry) -> R) -> R {
         look(&self.current.read().unwrap_or_else(PoisonError::into_inner))
     }
 
