@@ -29,6 +29,7 @@ mod load_errors;
 mod lock_edits;
 mod mcp;
 mod mcp_python;
+mod mcp_sinks;
 mod net;
 mod offer_search;
 mod pinned_definitions;

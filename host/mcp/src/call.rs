@@ -12,7 +12,8 @@
 //! `notifications/cancelled` for the request (that one only), as rmcp's
 //! own call does; the server's progress under the request's token goes
 //! to the caller's sink ([`tiny_harness_core::progress`]) until the
-//! answer.
+//! answer, and so do its log messages, every one sent before the answer
+//! included ([`super::owed`]).
 
 use rmcp::ServiceError;
 use rmcp::model::{
@@ -67,11 +68,9 @@ pub(super) async fn call_tool(
     let answered = handle.await_response().await;
     guard.id = None;
     if route.is_some() {
-        // The server's last report comes just before its answer, and its
-        // handler may not have run yet: let it, before the route closes.
-        for _ in 0..4 {
-            tokio::task::yield_now().await;
-        }
+        // What the server sent before its answer may not have reached the
+        // handler yet: it does, before the route closes.
+        shared.owed.catch_up().await;
     }
     drop(route);
     Ok(match answered? {

@@ -63,6 +63,8 @@ pub struct Shared {
     /// The callers' sinks of the calls in flight, by the progress token
     /// each call's request carries.
     sinks: Mutex<HashMap<String, Arc<dyn ProgressSink>>>,
+    /// The notifications received for the sinks, and those routed.
+    pub owed: super::owed::Owed,
 }
 
 /// A call's progress token, routed to its caller's sink until dropped.
@@ -243,6 +245,7 @@ impl ClientHandler for Handler {
         _context: NotificationContext<RoleClient>,
     ) {
         self.shared.pass_log(&params);
+        self.shared.owed.routed();
         let seen = self.shared.logged.fetch_add(1, Ordering::Relaxed);
         if seen < MAX_LOG_MESSAGES {
             let mut text = params.data.to_string();
@@ -278,6 +281,7 @@ impl ClientHandler for Handler {
             }
             sink.report(Progress::new(params.progress, params.total, message));
         }
+        self.shared.owed.routed();
         if let Ok(mut progress) = self.shared.progress.lock() {
             if progress.len() == MAX_PROGRESS {
                 progress.pop_front();

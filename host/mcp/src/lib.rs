@@ -44,6 +44,7 @@ pub mod oauth;
 #[cfg(not(feature = "oauth"))]
 #[path = "oauth_off.rs"]
 mod oauth;
+mod owed;
 mod session;
 pub mod store;
 pub use tiny_harness_core::watch;
