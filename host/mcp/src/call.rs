@@ -3,10 +3,12 @@
 //! rmcp's typed `call_tool_once` refuses a whole result it cannot decode
 //! (one content part of a type it does not know, a `content` that is not a
 //! list) as "unexpected response type", and the call would be reported as
-//! a transport failure and retried. Here the result is kept as JSON
-//! whichever way rmcp decoded it, and [`super::convert::result`] decides
-//! part by part: unknown parts become a placeholder, a malformed result is
-//! a typed `invalid_output`, never retried.
+//! a transport failure and retried. Here a result rmcp decoded as a
+//! `CallToolResult` is taken as it is ([`super::convert::typed_result`]),
+//! and one it decoded as anything else goes back to JSON, for
+//! [`super::convert::result`] to decide part by part: unknown parts become
+//! a placeholder, a malformed result is a typed `invalid_output`, never
+//! retried. Both convert a result alike.
 //!
 //! Invariants: dropping the future before the answer sends
 //! `notifications/cancelled` for the request (that one only), as rmcp's
@@ -30,6 +32,9 @@ use std::sync::Arc;
 pub(super) enum Answer {
     /// A result, as JSON (to be checked by `convert::result`).
     Complete(Value),
+    /// A result rmcp decoded as one (to be checked by
+    /// `convert::typed_result`).
+    Typed(rmcp::model::CallToolResult),
     /// The 2026-07-28 multi-round-trip pattern asking for input.
     InputRequired,
     /// A task (SEP-2663), which the host does not follow.
@@ -78,8 +83,8 @@ pub(super) async fn call_tool(
         ServerResult::CreateTaskResult(_) => Answer::Task,
         ServerResult::CustomResult(custom) => Answer::Complete(custom.0),
         ServerResult::EmptyResult(_) => Answer::Complete(Value::Object(Default::default())),
-        // Whatever rmcp decoded it as (a `CallToolResult` among them),
-        // back to JSON.
+        ServerResult::CallToolResult(result) => Answer::Typed(result),
+        // Whatever else rmcp decoded it as, back to JSON.
         other => Answer::Complete(serde_json::to_value(&other).unwrap_or(Value::Null)),
     })
 }

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeSet;
 
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Map, Value};
 
 use tiny_harness_core::registry::{RegistrationLimits, check_tool_name};
@@ -181,7 +182,7 @@ fn definition(tool: Value, limits: &RegistrationLimits) -> Result<ToolDefinition
 /// Converts a `tools/call` result (as JSON) into the host's result, within
 /// `budget`. `structuredContent` becomes a JSON part after the content, so
 /// that the invoker checks it against the tool's output schema.
-pub fn result(result: Value, mut budget: ResultBudget) -> Result<ToolResult, CallError> {
+pub fn result(result: Value, budget: ResultBudget) -> Result<ToolResult, CallError> {
     let Value::Object(mut result) = result else {
         return Err(CallError::InvalidOutput(
             "the result is not a JSON object".to_owned(),
@@ -196,14 +197,49 @@ pub fn result(result: Value, mut budget: ResultBudget) -> Result<ToolResult, Cal
             ));
         }
     };
-    let structured = result.remove("structuredContent");
-    budget.admit_parts(content.len() + usize::from(structured.is_some()))?;
-    let mut parts = Vec::with_capacity(content.len() + 1);
-    for (index, block) in content.into_iter().enumerate() {
-        let part = content_part(block)
-            .map_err(|e| CallError::InvalidOutput(format!("part {}: {e}", index + 1)))?;
+    let is_error = result
+        .get("isError")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let count = content.len();
+    let parts = content.into_iter().map(content_part);
+    assemble(
+        parts,
+        count,
+        result.remove("structuredContent"),
+        is_error,
+        budget,
+    )
+}
+
+/// A result rmcp decoded as a `CallToolResult`, as [`result`] would take
+/// its JSON, without making the JSON. (Where rmcp reads a resource with
+/// both `text` and `blob`, which MCP does not allow, as text, only the
+/// text is kept.)
+pub fn typed_result(result: CallToolResult, budget: ResultBudget) -> Result<ToolResult, CallError> {
+    let count = result.content.len();
+    let parts = result.content.into_iter().map(block_part);
+    let is_error = result.is_error.unwrap_or(false);
+    assemble(parts, count, result.structured_content, is_error, budget)
+}
+
+/// The host's result from a result's `count` parts, its structured
+/// content and its error flag, each part admitted by `budget` before it is
+/// kept.
+fn assemble(
+    parts: impl Iterator<Item = Result<ContentPart, String>>,
+    count: usize,
+    structured: Option<Value>,
+    is_error: bool,
+    mut budget: ResultBudget,
+) -> Result<ToolResult, CallError> {
+    budget.admit_parts(count + usize::from(structured.is_some()))?;
+    let mut content = Vec::with_capacity(count + 1);
+    for (index, part) in parts.enumerate() {
+        let part =
+            part.map_err(|e| CallError::InvalidOutput(format!("part {}: {e}", index + 1)))?;
         budget.admit_part(part.size())?;
-        parts.push(part);
+        content.push(part);
     }
     if let Some(data) = structured {
         let part = ContentPart::Json {
@@ -211,15 +247,64 @@ pub fn result(result: Value, mut budget: ResultBudget) -> Result<ToolResult, Cal
             data,
         };
         budget.admit_part(part.size())?;
-        parts.push(part);
+        content.push(part);
     }
-    Ok(ToolResult {
-        content: parts,
-        is_error: result
-            .get("isError")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
+    Ok(ToolResult { content, is_error })
+}
+
+/// One content block as rmcp decoded it, as [`content_part`] would take
+/// its JSON.
+fn block_part(block: ContentBlock) -> Result<ContentPart, String> {
+    Ok(match block {
+        ContentBlock::Text(text) => ContentPart::Text { text: text.text },
+        ContentBlock::Image(image) => ContentPart::Media {
+            media_type: image.mime_type,
+            data: image.data,
+        },
+        ContentBlock::Audio(audio) => ContentPart::Media {
+            media_type: audio.mime_type,
+            data: audio.data,
+        },
+        ContentBlock::ResourceLink(link) => ContentPart::ResourceLink {
+            uri: link.uri,
+            name: link.name,
+            description: link.description,
+            media_type: link.mime_type,
+        },
+        ContentBlock::Resource(embedded) => match embedded.resource {
+            ResourceContents::TextResourceContents {
+                uri,
+                mime_type,
+                text,
+                ..
+            } => ContentPart::Resource {
+                uri,
+                media_type: mime_type,
+                text: Some(text),
+                blob: None,
+            },
+            ResourceContents::BlobResourceContents {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => ContentPart::Resource {
+                uri,
+                media_type: mime_type,
+                text: None,
+                blob: Some(blob),
+            },
+            other => return content_part(resource_json(&other)?),
+        },
+        // A kind of block this host does not know by its type.
+        other => return content_part(serde_json::to_value(&other).map_err(|e| e.to_string())?),
     })
+}
+
+/// An embedded resource of a kind rmcp added, as the block's JSON.
+fn resource_json(resource: &ResourceContents) -> Result<Value, String> {
+    let resource = serde_json::to_value(resource).map_err(|e| e.to_string())?;
+    Ok(serde_json::json!({"type": "resource", "resource": resource}))
 }
 
 fn content_part(block: Value) -> Result<ContentPart, String> {
@@ -277,6 +362,48 @@ fn content_part(block: Value) -> Result<ContentPart, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A result of every kind of part, with structured content, as rmcp
+    /// decodes it.
+    fn every_kind() -> CallToolResult {
+        let link = rmcp::model::Resource::new("file:///a", "a")
+            .with_description("the a")
+            .with_mime_type("text/plain");
+        let mut result = CallToolResult::error(vec![
+            ContentBlock::text("hello"),
+            ContentBlock::image("aW1n", "image/png"),
+            ContentBlock::audio("YXVk", "audio/wav"),
+            ContentBlock::ResourceLink(link),
+            ContentBlock::embedded_text("file:///t", "text"),
+            ContentBlock::resource(ResourceContents::BlobResourceContents {
+                uri: "file:///b".to_owned(),
+                mime_type: Some("application/octet-stream".to_owned()),
+                blob: "YmxvYg==".to_owned(),
+                meta: None,
+            }),
+        ]);
+        result.structured_content = Some(serde_json::json!({"n": 1}));
+        result
+    }
+
+    #[test]
+    fn a_typed_result_converts_as_its_json_does_within_the_same_budget() {
+        let result = every_kind();
+        let json = serde_json::to_value(&result).unwrap();
+        for (bytes, parts) in [(1 << 20, 16), (1 << 20, 6), (40, 16)] {
+            let budget = || ResultBudget::new(bytes, parts);
+            let typed = typed_result(result.clone(), budget());
+            let from_json = super::result(json.clone(), budget());
+            assert_eq!(
+                format!("{typed:?}"),
+                format!("{from_json:?}"),
+                "{bytes} bytes, {parts} parts"
+            );
+        }
+        let whole = typed_result(result, ResultBudget::new(1 << 20, 16)).unwrap();
+        assert!(whole.is_error);
+        assert_eq!(whole.content.len(), 7, "{whole:?}");
+    }
 
     #[test]
     fn a_listing_past_the_tool_limit_is_refused_whole_and_typed() {

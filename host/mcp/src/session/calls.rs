@@ -83,6 +83,10 @@ impl McpSource {
                 result,
                 ResultBudget::new(self.limits.result_bytes, self.limits.result_parts),
             ),
+            Ok(Answer::Typed(result)) => convert::typed_result(
+                result,
+                ResultBudget::new(self.limits.result_bytes, self.limits.result_parts),
+            ),
             Ok(Answer::InputRequired) => Err(CallError::Failed(
                 "the server asked for input (sampling, elicitation or roots) that this host does not give".to_owned(),
             )),
