@@ -12,6 +12,9 @@
 //! - `paired_unconfined_over_bare`: the same with the host starting `node`
 //!   unconfined (`confinement = "none"`), as the bare client starts it:
 //!   the host's own work apart from the confinement's.
+//! - `paired_source_over_bare`: the bare call, and the MCP source's own
+//!   call (`ToolSource::call`, without the invoker): how much of the
+//!   host's part is the source's.
 //! - `paired_timed_bare_over_bare`: the bare call, and the bare call with
 //!   a 30 s deadline (`tokio::time::timeout_at`, as the host gives each
 //!   call): what registering a timer per call costs on this runtime.
@@ -38,6 +41,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::json;
+use tiny_harness_core::source::ToolSource;
 use tiny_harness_host::{CompileCache, Host, HostBuilder, PluginEngine, PluginSpec, ToolCall};
 use tiny_harness_mcp::State;
 use tiny_harness_sandbox::confine::Mode;
@@ -171,6 +175,27 @@ fn mcp(c: &mut Criterion) {
         &bare,
         &call,
     );
+    // The MCP source's own call, without the invoker (no registry,
+    // validation, recorder or render): what of the host's part is the
+    // source's.
+    let (_, source) = host.mcp_sources().into_iter().next().expect("a source");
+    let arguments = json!({"message": "bench"});
+    let source_only = paired(
+        &mut group,
+        &runtime,
+        "paired_source_over_bare",
+        async || {
+            let result = bare.peer().call_tool(echo_params()).await.expect("echo");
+            std::hint::black_box(echoed(result));
+        },
+        async || {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            let result = source
+                .call("everything0", "echo", &arguments, deadline)
+                .await;
+            assert!(!result.expect("echo").is_error);
+        },
+    );
     // The bare call with a deadline, as the host gives each call: what a
     // timer registered per call costs on this runtime.
     let timed = paired(
@@ -206,6 +231,7 @@ fn mcp(c: &mut Criterion) {
         "host_invoke_render (node unconfined)",
         &unconfined,
     );
+    report_pairs("bare_rmcp", "the MCP source's call alone", &source_only);
     report_pairs("bare_rmcp", "bare_rmcp with a deadline", &timed);
 
     let mut slow = c.benchmark_group("mcp_session");

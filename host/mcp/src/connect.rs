@@ -237,7 +237,7 @@ async fn open_process(
     let tripped = Arc::new(Tripped::default());
     let stdout = BoundedLines::new(stdout, message_limit, server, tripped.clone());
     let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(message_limit);
-    let transport = Counted::new(transport, handler.shared.clone());
+    let transport = Counted::new(transport, handler.shared.owed.clone());
     match handler.serve_with_lifecycle(transport, lifecycle).await {
         Ok(service) => {
             offered(&service)?;
@@ -383,7 +383,7 @@ async fn serve_http(
         .max_sse_event_size(message_limit);
     let client = super::oauth::session_client(client, login);
     let transport = StreamableHttpClientTransport::with_client(client, config);
-    let transport = Counted::new(transport, handler.shared.clone());
+    let transport = Counted::new(transport, handler.shared.owed.clone());
     Ok(handler.serve_with_lifecycle(transport, lifecycle).await)
 }
 

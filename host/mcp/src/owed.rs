@@ -24,8 +24,6 @@ use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::Notify;
 
-use super::client::Shared;
-
 /// The longest a call's answer waits for its handler to catch up.
 pub const CATCH_UP: Duration = Duration::from_secs(5);
 
@@ -86,13 +84,13 @@ fn owed(message: &ServerJsonRpcMessage) -> bool {
 /// passes on that a call's sink may be owed.
 pub struct Counted<T> {
     inner: T,
-    shared: Arc<Shared>,
+    owed: Arc<Owed>,
 }
 
 impl<T> Counted<T> {
-    /// `inner`, counting into `shared.owed`.
-    pub fn new(inner: T, shared: Arc<Shared>) -> Counted<T> {
-        Counted { inner, shared }
+    /// `inner`, counting into `owed`.
+    pub fn new(inner: T, owed: Arc<Owed>) -> Counted<T> {
+        Counted { inner, owed }
     }
 }
 
@@ -113,7 +111,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Counted<T> {
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         let message = self.inner.receive().await;
         if message.as_ref().is_some_and(owed) {
-            self.shared.owed.received.fetch_add(1, Ordering::SeqCst);
+            self.owed.received.fetch_add(1, Ordering::SeqCst);
         }
         message
     }
