@@ -184,10 +184,7 @@ fn mcp(c: &mut Criterion) {
         &mut group,
         &runtime,
         "paired_source_over_bare",
-        async || {
-            let result = bare.peer().call_tool(echo_params()).await.expect("echo");
-            std::hint::black_box(echoed(result));
-        },
+        async || bare_echo(&bare).await,
         async || {
             let deadline = Instant::now() + Duration::from_secs(30);
             let result = source
@@ -202,10 +199,7 @@ fn mcp(c: &mut Criterion) {
         &mut group,
         &runtime,
         "paired_timed_bare_over_bare",
-        async || {
-            let result = bare.peer().call_tool(echo_params()).await.expect("echo");
-            std::hint::black_box(echoed(result));
-        },
+        async || bare_echo(&bare).await,
         async || {
             let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
             let call = bare.peer().call_tool(echo_params());
@@ -310,10 +304,7 @@ fn host_over_bare(
         group,
         runtime,
         name,
-        async || {
-            let result = bare.peer().call_tool(echo_params()).await.expect("echo");
-            std::hint::black_box(echoed(result));
-        },
+        async || bare_echo(bare).await,
         async || {
             let outcome = host.invoke(call).await;
             std::hint::black_box(outcome.render());
@@ -325,6 +316,12 @@ fn host_over_bare(
 
 criterion_group!(benches, mcp);
 criterion_main!(benches);
+
+/// One bare `echo` call on `bare`, checked.
+async fn bare_echo(bare: &RunningService<RoleClient, ()>) {
+    let result = bare.peer().call_tool(echo_params()).await.expect("echo");
+    std::hint::black_box(echoed(result));
+}
 
 /// `result`, which must be the echo, not an error: a row that measured an
 /// error path would say nothing of a call.

@@ -64,7 +64,7 @@ pub struct Shared {
     /// each call's request carries.
     sinks: Mutex<HashMap<String, Arc<dyn ProgressSink>>>,
     /// The notifications received for the sinks, and those routed.
-    pub owed: Arc<super::owed::Owed>,
+    pub(crate) owed: Arc<super::owed::Owed>,
 }
 
 /// A call's progress token, routed to its caller's sink until dropped.

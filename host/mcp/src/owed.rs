@@ -25,11 +25,11 @@ use rmcp::transport::Transport;
 use tokio::sync::Notify;
 
 /// The longest a call's answer waits for its handler to catch up.
-pub const CATCH_UP: Duration = Duration::from_secs(5);
+pub(crate) const CATCH_UP: Duration = Duration::from_secs(5);
 
 /// The two counts of one session.
 #[derive(Debug, Default)]
-pub struct Owed {
+pub(crate) struct Owed {
     received: AtomicU64,
     routed: AtomicU64,
     caught_up: Notify,
@@ -38,14 +38,14 @@ pub struct Owed {
 impl Owed {
     /// The handler has routed one notification the transport counted
     /// (whether a sink took it or not).
-    pub fn routed(&self) {
+    pub(crate) fn routed(&self) {
         self.routed.fetch_add(1, Ordering::SeqCst);
         self.caught_up.notify_waiters();
     }
 
     /// Waits (at most [`CATCH_UP`]) until the handler has routed every
     /// counted notification received so far.
-    pub async fn catch_up(&self) {
+    pub(crate) async fn catch_up(&self) {
         let received = self.received.load(Ordering::SeqCst);
         let deadline = tokio::time::Instant::now() + CATCH_UP;
         loop {
@@ -82,14 +82,14 @@ fn owed(message: &ServerJsonRpcMessage) -> bool {
 
 /// A client transport that counts, in its session's [`Owed`], what it
 /// passes on that a call's sink may be owed.
-pub struct Counted<T> {
+pub(crate) struct Counted<T> {
     inner: T,
     owed: Arc<Owed>,
 }
 
 impl<T> Counted<T> {
     /// `inner`, counting into `owed`.
-    pub fn new(inner: T, owed: Arc<Owed>) -> Counted<T> {
+    pub(crate) fn new(inner: T, owed: Arc<Owed>) -> Counted<T> {
         Counted { inner, owed }
     }
 }
