@@ -15,6 +15,9 @@
 //! - `paired_source_over_bare`: the bare call, and the MCP source's own
 //!   call (`ToolSource::call`, without the invoker): how much of the
 //!   host's part is the source's.
+//! - `paired_second_bare_over_bare`: the bare call, and the same call on a
+//!   second bare client with its own `node`: the ratio of two sessions
+//!   that do the same work (the floor the other ratios are read against).
 //! - `paired_timed_bare_over_bare`: the bare call, and the bare call with
 //!   a 30 s deadline (`tokio::time::timeout_at`, as the host gives each
 //!   call): what registering a timer per call costs on this runtime.
@@ -193,6 +196,17 @@ fn mcp(c: &mut Criterion) {
             assert!(!result.expect("echo").is_error);
         },
     );
+    // Two bare clients, each with its own `node`: what pairing two
+    // sessions shows when neither does more than the other (the floor a
+    // ratio of the rows above is read against).
+    let (second_bare, _second_child) = runtime.block_on(bare_session());
+    let floor = paired(
+        &mut group,
+        &runtime,
+        "paired_second_bare_over_bare",
+        async || bare_echo(&bare).await,
+        async || bare_echo(&second_bare).await,
+    );
     // The bare call with a deadline, as the host gives each call: what a
     // timer registered per call costs on this runtime.
     let timed = paired(
@@ -227,6 +241,7 @@ fn mcp(c: &mut Criterion) {
     );
     report_pairs("bare_rmcp", "the MCP source's call alone", &source_only);
     report_pairs("bare_rmcp", "bare_rmcp with a deadline", &timed);
+    report_pairs("bare_rmcp", "a second bare_rmcp", &floor);
 
     let mut slow = c.benchmark_group("mcp_session");
     slow.sample_size(10);
@@ -299,7 +314,7 @@ fn host_over_bare(
     host: &Host,
     bare: &RunningService<RoleClient, ()>,
     call: &ToolCall,
-) -> Vec<(Duration, Duration)> {
+) -> Vec<pairs::Pair> {
     paired(
         group,
         runtime,

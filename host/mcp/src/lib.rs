@@ -31,6 +31,7 @@ mod child;
 mod client;
 mod connect;
 mod convert;
+mod deadline;
 /// What a plugin declares about an MCP server (plain data, kept below the
 /// MCP runtime so that plugins produce it without depending on it).
 pub mod declaration {

@@ -31,6 +31,7 @@ use tiny_harness_core::tool::{CallError, ToolDefinition};
 use super::client::{Handler, Shared};
 use super::connect::{self, Connection, close, list_pages, listen};
 use super::convert::{self, Listing, Skipped};
+use super::deadline::Kept;
 use super::launch::{Launch, LaunchRefused};
 use super::store::StoreError;
 use super::watch::{Drift, Watch};
@@ -196,6 +197,8 @@ pub struct McpSource {
     /// The last start was refused by the host before anything ran (a
     /// changed install): a call is not tried again for it.
     settled: AtomicBool,
+    /// The last call's deadline, kept so that the next one's wakes nothing.
+    kept: Kept,
 }
 
 impl std::fmt::Debug for McpSource {
@@ -236,6 +239,7 @@ impl McpSource {
             launch,
             limits,
             shared: Arc::new(Shared::default()),
+            kept: Kept::default(),
             connection: tokio::sync::Mutex::new(None),
             generations: std::sync::atomic::AtomicU64::new(0),
             status: Mutex::new(Status {
@@ -469,6 +473,7 @@ impl McpSource {
     /// Closes the session: the server's stdin is closed, it is given a
     /// grace period to exit, then its process group is killed.
     pub async fn shutdown(&self) {
+        self.kept.clear();
         let connection = self.connection.lock().await.take();
         if let Some(connection) = connection {
             close(connection).await;

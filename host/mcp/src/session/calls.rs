@@ -74,10 +74,11 @@ impl McpSource {
             params.meta = Some(meta);
         }
         // Dropping the request on timeout sends `notifications/cancelled`.
-        let response =
-            tokio::time::timeout_at(stop.into(), call::call_tool(&peer, params, &self.shared))
-                .await
-                .map_err(|_| CallError::Timeout { limit })?;
+        let response = self
+            .kept
+            .within(stop.into(), call::call_tool(&peer, params, &self.shared))
+            .await
+            .ok_or(CallError::Timeout { limit })?;
         match response {
             Ok(Answer::Complete(result)) => convert::result(
                 result,
