@@ -13,7 +13,9 @@
 //!   are numbers, and JSON-RPC ids match by value and type.
 //!
 //! Invariant: memory is bounded by the limit (one line is held at a time),
-//! and every line that passes reaches rmcp unchanged.
+//! and every line that passes reaches rmcp unchanged. A line is parsed
+//! here only when it may carry an id that is not a number (a cheap scan
+//! says so): a call's answer is not read twice.
 
 use std::io;
 use std::pin::Pin;
@@ -77,7 +79,12 @@ pub struct BoundedLines<R> {
     sent: usize,
     eof: bool,
     tripped: Arc<Tripped>,
+    /// Where the inner reader reads to (allocated once, not per read).
+    chunk: Box<[u8]>,
 }
+
+/// How much is read from the server at a time.
+const CHUNK: usize = 8192;
 
 impl<R> BoundedLines<R> {
     /// Wraps `inner`, the output of server `server`; `tripped` says why it
@@ -92,6 +99,7 @@ impl<R> BoundedLines<R> {
             sent: 0,
             eof: false,
             tripped,
+            chunk: vec![0; CHUNK].into_boxed_slice(),
         }
     }
 
@@ -108,18 +116,21 @@ impl<R> BoundedLines<R> {
     }
 
     /// Takes the bytes read: complete lines are checked and queued.
-    fn take(&mut self, bytes: &[u8]) -> Result<(), Cause> {
-        for &byte in bytes {
-            if byte == b'\n' {
-                if self.finish_line()? {
-                    self.out.push(b'\n');
-                }
-            } else {
-                if self.line.len() >= self.limit {
-                    return Err(Cause::TooLong);
-                }
-                self.line.push(byte);
+    fn take(&mut self, mut bytes: &[u8]) -> Result<(), Cause> {
+        while !bytes.is_empty() {
+            let end = bytes.iter().position(|&b| b == b'\n');
+            let part = &bytes[..end.unwrap_or(bytes.len())];
+            if part.len() > self.limit - self.line.len() {
+                return Err(Cause::TooLong);
             }
+            self.line.extend_from_slice(part);
+            let Some(end) = end else {
+                break;
+            };
+            if self.finish_line()? {
+                self.out.push(b'\n');
+            }
+            bytes = &bytes[end + 1..];
         }
         Ok(())
     }
@@ -175,10 +186,12 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
             if this.eof {
                 return Poll::Ready(Ok(()));
             }
-            let mut chunk = [0u8; 8192];
+            let mut chunk = std::mem::take(&mut this.chunk);
             let mut read = ReadBuf::new(&mut chunk);
-            match Pin::new(&mut this.inner).poll_read(cx, &mut read) {
-                Poll::Ready(Ok(())) if read.filled().is_empty() => {
+            let polled = Pin::new(&mut this.inner).poll_read(cx, &mut read);
+            let filled = read.filled().len();
+            match polled {
+                Poll::Ready(Ok(())) if filled == 0 => {
                     // The end: a last line without its newline goes as it is.
                     this.eof = true;
                     if !this.line.is_empty() {
@@ -187,15 +200,21 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
                     }
                 }
                 Poll::Ready(Ok(())) => {
-                    let filled = read.filled().len();
                     if let Err(cause) = this.take(&chunk[..filled]) {
                         this.tripped.set(cause);
                         this.line = Vec::new();
                     }
                 }
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => {
+                    this.chunk = chunk;
+                    return Poll::Ready(Err(e));
+                }
+                Poll::Pending => {
+                    this.chunk = chunk;
+                    return Poll::Pending;
+                }
             }
+            this.chunk = chunk;
         }
     }
 }
@@ -235,6 +254,9 @@ fn depth(line: &[u8]) -> usize {
 /// id as JSON text), else `None` (a request, a notification, a response to
 /// a numeric id, or not JSON: rmcp deals with those).
 fn foreign_response_id(line: &[u8]) -> Option<String> {
+    if !may_have_foreign_id(line) {
+        return None;
+    }
     #[derive(Deserialize)]
     struct Envelope {
         id: Option<serde_json::Value>,
@@ -249,6 +271,29 @@ fn foreign_response_id(line: &[u8]) -> Option<String> {
         Some(id) if response && !id.is_number() && !id.is_null() => Some(id.to_string()),
         _ => None,
     }
+}
+
+/// Whether `line` may have an id that is not a number (or null): some
+/// `"id"` is followed by a `:` and a value that starts otherwise, or a key
+/// may be written with an escape (`"\u0069d"`). A line this says no to
+/// (nearly every line: numeric ids, notifications) is not parsed again.
+fn may_have_foreign_id(line: &[u8]) -> bool {
+    if line.windows(2).any(|pair| pair == b"\\u") {
+        return true;
+    }
+    let mut rest = line;
+    while let Some(at) = rest.windows(4).position(|four| four == b"\"id\"") {
+        rest = &rest[at + 4..];
+        let mut value = rest.iter().skip_while(|b| b.is_ascii_whitespace());
+        if value.next() != Some(&b':') {
+            continue;
+        }
+        match value.find(|b| !b.is_ascii_whitespace()) {
+            Some(b'0'..=b'9' | b'-' | b'n') => {}
+            _ => return true,
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -332,5 +377,56 @@ mod tests {
              {\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"ping\"}\n\
              not json\n"
         );
+    }
+
+    #[tokio::test]
+    async fn ids_hidden_behind_escapes_or_spaces_are_still_read() {
+        let (mut reader, _) = lines_of(
+            b"{\"jsonrpc\":\"2.0\",\"\\u0069d\":\"3\",\"result\":{}}\n\
+              {\"jsonrpc\":\"2.0\", \"id\" :\t\"4\",\"result\":{}}\n\
+              {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"structuredContent\":{\"id\":\"x\"}}}\n\
+              {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":1,\"message\":\"m\"}}\n",
+            1 << 20,
+        );
+        let mut out = String::new();
+        reader.read_to_string(&mut out).await.unwrap();
+        assert_eq!(
+            out,
+            "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"structuredContent\":{\"id\":\"x\"}}}\n\
+             {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":1,\"message\":\"m\"}}\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn lines_longer_than_a_read_pass_whole_up_to_the_limit() {
+        let limit = 3 * CHUNK + 17;
+        let text = |len: usize| -> &'static [u8] {
+            let line = format!("{{\"id\":1,\"result\":\"{}\"}}", "a".repeat(len - 20));
+            assert_eq!(line.len(), len);
+            Box::leak(format!("{line}\n{line}\n").into_bytes().into_boxed_slice())
+        };
+        // Read a little at a time, as a pipe gives it.
+        let mut out = Vec::new();
+        let whole = text(limit);
+        let tripped = Arc::new(Tripped::default());
+        let mut reader = BoundedLines::new(
+            tokio::io::BufReader::with_capacity(1000, whole),
+            limit,
+            "s",
+            tripped.clone(),
+        );
+        reader.read_to_end(&mut out).await.unwrap();
+        assert_eq!((tripped.cause(), out.as_slice()), (None, whole));
+
+        let over = text(limit + 1);
+        let tripped = Arc::new(Tripped::default());
+        let mut reader = BoundedLines::new(
+            tokio::io::BufReader::with_capacity(1000, over),
+            limit,
+            "s",
+            tripped.clone(),
+        );
+        assert!(reader.read_to_end(&mut Vec::new()).await.is_err());
+        assert_eq!(tripped.cause(), Some(Cause::TooLong));
     }
 }
