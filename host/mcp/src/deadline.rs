@@ -155,11 +155,12 @@ mod tests {
         task.abort();
     }
 
-    /// An answer from another thread, 2 ms from now.
+    /// An answer from another thread, 5 ms from now (long enough for the
+    /// runtime to park first, on a loaded machine too).
     fn answer_soon() -> tokio::sync::oneshot::Receiver<u8> {
         let (answer, answered) = tokio::sync::oneshot::channel();
         std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(2));
+            std::thread::sleep(Duration::from_millis(5));
             let _ = answer.send(1);
         });
         answered
