@@ -57,15 +57,20 @@ pub(super) async fn call_tool(
             .get_or_insert_with(Default::default)
             .set_log_level(least);
     }
+    // The caller's progress sink, if it gave one, gets what the server
+    // sends about the request until the answer: routed before the request
+    // is sent (a server may log at once), keyed by the request's progress
+    // token once it is known.
+    let mut route = sink.and_then(|sink| shared.route_pending(sink));
     let handle = peer
         .send_request_with_option(
             ClientRequest::CallToolRequest(CallToolRequest::new(params)),
             PeerRequestOptions::no_options(),
         )
         .await?;
-    // The caller's progress sink, if it gave one, gets what the server
-    // reports under the request's token until the answer.
-    let route = sink.and_then(|sink| shared.route_progress(&handle.progress_token, sink));
+    if let Some(route) = &mut route {
+        route.settle(&handle.progress_token);
+    }
     let mut guard = Abandoned {
         peer: peer.clone(),
         id: Some(handle.id.clone()),

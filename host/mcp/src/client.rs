@@ -22,7 +22,7 @@
 #![allow(deprecated)]
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::ClientHandler;
@@ -82,6 +82,20 @@ fn token_key(token: &rmcp::model::ProgressToken) -> String {
     }
 }
 
+impl ProgressRoute {
+    /// Keys the route by the request's progress `token` from now on (in
+    /// one step: a log message routed meanwhile still finds one sink).
+    pub(crate) fn settle(&mut self, token: &rmcp::model::ProgressToken) {
+        let key = token_key(token);
+        if let Ok(mut sinks) = self.shared.sinks.lock()
+            && let Some(sink) = sinks.remove(&self.token)
+        {
+            sinks.insert(key.clone(), sink);
+            self.token = key;
+        }
+    }
+}
+
 impl Drop for ProgressRoute {
     fn drop(&mut self) {
         if let Ok(mut sinks) = self.shared.sinks.lock() {
@@ -124,6 +138,28 @@ impl Shared {
         Some(ProgressRoute {
             shared: self.clone(),
             token,
+        })
+    }
+
+    /// Routes to `sink`, before the call's request is sent, what the
+    /// server sends for it from the start: its log messages at once (they
+    /// go to the one sink in flight, whatever its key), its progress once
+    /// [`ProgressRoute::settle`] gives the request's token. A server may
+    /// log before the request's send has returned to the caller.
+    pub(crate) fn route_pending(
+        self: &Arc<Self>,
+        sink: Arc<dyn ProgressSink>,
+    ) -> Option<ProgressRoute> {
+        static PENDING: AtomicU64 = AtomicU64::new(0);
+        let mut sinks = self.sinks.lock().ok()?;
+        if sinks.len() >= MAX_PROGRESS_SINKS {
+            return None;
+        }
+        let key = format!("p{}", PENDING.fetch_add(1, Ordering::Relaxed));
+        sinks.insert(key.clone(), sink);
+        Some(ProgressRoute {
+            shared: self.clone(),
+            token: key,
         })
     }
 
@@ -360,6 +396,25 @@ mod tests {
         let _route = shared.route_progress(&token(3), quiet.clone()).unwrap();
         shared.pass_log(&message(LoggingLevel::Emergency, "no".into()));
         assert!(quiet.logs.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_route_made_before_the_request_is_sent_takes_its_first_messages() {
+        let shared = Arc::new(Shared::default());
+        let sink = kept(Some(LogLevel::Debug));
+        let mut route = shared.route_pending(sink.clone()).unwrap();
+        shared.pass_log(&message(LoggingLevel::Info, "at once".into()));
+        assert_eq!(sink.logs.lock().unwrap().len(), 1, "a log before the token");
+        route.settle(&token(7));
+        shared.pass_log(&message(LoggingLevel::Info, "later".into()));
+        assert_eq!(sink.logs.lock().unwrap().len(), 2);
+        {
+            let sinks = shared.sinks.lock().unwrap();
+            assert_eq!(sinks.len(), 1, "settled in place, not added");
+            assert!(sinks.contains_key(&token_key(&token(7))));
+        }
+        drop(route);
+        assert!(shared.sinks.lock().unwrap().is_empty());
     }
 
     #[test]
