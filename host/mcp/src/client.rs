@@ -121,26 +121,6 @@ impl Shared {
         self.changes.subscribe()
     }
 
-    /// Routes the progress the server reports under `token` (a call's
-    /// request's) to `sink`, while the returned route lives; `None` when
-    /// too many calls already have one.
-    pub fn route_progress(
-        self: &Arc<Self>,
-        token: &rmcp::model::ProgressToken,
-        sink: Arc<dyn ProgressSink>,
-    ) -> Option<ProgressRoute> {
-        let mut sinks = self.sinks.lock().ok()?;
-        if sinks.len() >= MAX_PROGRESS_SINKS {
-            return None;
-        }
-        let token = token_key(token);
-        sinks.insert(token.clone(), sink);
-        Some(ProgressRoute {
-            shared: self.clone(),
-            token,
-        })
-    }
-
     /// Routes to `sink`, before the call's request is sent, what the
     /// server sends for it from the start: its log messages at once (they
     /// go to the one sink in flight, whatever its key), its progress once
@@ -364,11 +344,18 @@ mod tests {
         ProgressToken(NumberOrString::Number(n))
     }
 
+    /// A route for `sink`, settled on token `n`.
+    fn settled(shared: &Arc<Shared>, n: i64, sink: Arc<Kept>) -> ProgressRoute {
+        let mut route = shared.route_pending(sink).unwrap();
+        route.settle(&token(n));
+        route
+    }
+
     #[test]
     fn a_log_message_reaches_the_only_call_in_flight_at_its_level_and_no_other() {
         let shared = Arc::new(Shared::default());
         let first = kept(Some(LogLevel::Info));
-        let route = shared.route_progress(&token(1), first.clone()).unwrap();
+        let route = settled(&shared, 1, first.clone());
         shared.pass_log(&message(LoggingLevel::Debug, "too low".into()));
         shared.pass_log(&message(LoggingLevel::Warning, "passed".into()));
         let big = "x".repeat(MAX_PASSED_LOG_BYTES);
@@ -383,7 +370,7 @@ mod tests {
         // Two calls in flight: neither is told of a message that may be
         // the other's.
         let second = kept(Some(LogLevel::Debug));
-        let other = shared.route_progress(&token(2), second.clone()).unwrap();
+        let other = settled(&shared, 2, second.clone());
         shared.pass_log(&message(LoggingLevel::Error, "whose?".into()));
         assert_eq!(first.logs.lock().unwrap().len(), 2);
         assert!(second.logs.lock().unwrap().is_empty());
@@ -393,7 +380,7 @@ mod tests {
         drop(other);
         // A caller that wants no log messages gets none.
         let quiet = kept(None);
-        let _route = shared.route_progress(&token(3), quiet.clone()).unwrap();
+        let _route = settled(&shared, 3, quiet.clone());
         shared.pass_log(&message(LoggingLevel::Emergency, "no".into()));
         assert!(quiet.logs.lock().unwrap().is_empty());
     }
