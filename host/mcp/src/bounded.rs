@@ -406,26 +406,21 @@ mod tests {
             Box::leak(format!("{line}\n{line}\n").into_bytes().into_boxed_slice())
         };
         // Read a little at a time, as a pipe gives it.
+        let trickle = |text: &'static [u8]| {
+            let tripped = Arc::new(Tripped::default());
+            let inner = tokio::io::BufReader::with_capacity(1000, text);
+            (
+                BoundedLines::new(inner, limit, "s", tripped.clone()),
+                tripped,
+            )
+        };
         let mut out = Vec::new();
         let whole = text(limit);
-        let tripped = Arc::new(Tripped::default());
-        let mut reader = BoundedLines::new(
-            tokio::io::BufReader::with_capacity(1000, whole),
-            limit,
-            "s",
-            tripped.clone(),
-        );
+        let (mut reader, tripped) = trickle(whole);
         reader.read_to_end(&mut out).await.unwrap();
         assert_eq!((tripped.cause(), out.as_slice()), (None, whole));
 
-        let over = text(limit + 1);
-        let tripped = Arc::new(Tripped::default());
-        let mut reader = BoundedLines::new(
-            tokio::io::BufReader::with_capacity(1000, over),
-            limit,
-            "s",
-            tripped.clone(),
-        );
+        let (mut reader, tripped) = trickle(text(limit + 1));
         assert!(reader.read_to_end(&mut Vec::new()).await.is_err());
         assert_eq!(tripped.cause(), Some(Cause::TooLong));
     }

@@ -6,9 +6,9 @@
 //! a thread's wake-up), and with nothing else pending every call's
 //! deadline is the earliest: on a stdio call of a few hundred
 //! microseconds, that wake-up was 2 to 3 % of the call
-//! (`docs/performance.md`, "The per-call deadline"). Here each call's
-//! timer is kept after the call until the next call of the same source
-//! replaces it. A later call's deadline (the same timeout, started later)
+//! (`docs/performance.md`, "The per-call deadline, and CPU beside wall
+//! time"). Here each call's timer is kept after the call until the next
+//! call of the same source replaces it. A later call's deadline (the same timeout, started later)
 //! is then never the earliest, and registering it wakes nothing; the
 //! driver wakes once when the kept deadline passes, which it ignores.
 //!

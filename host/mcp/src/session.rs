@@ -18,7 +18,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{Peer, RoleClient};
@@ -29,14 +29,15 @@ use tiny_harness_core::source::CallLimits;
 use tiny_harness_core::tool::{CallError, ToolDefinition};
 
 use super::client::{Handler, Shared};
-use super::connect::{self, Connection, close, list_pages, listen};
-use super::convert::{self, Listing, Skipped};
+use super::connect::{self, Connection, close, listen};
+use super::convert::{self, Skipped};
 use super::deadline::Kept;
 use super::launch::{Launch, LaunchRefused};
 use super::store::StoreError;
 use super::watch::{Drift, Watch};
 
 mod calls;
+mod listing;
 mod probe;
 #[cfg(test)]
 mod tests;
@@ -364,104 +365,6 @@ impl McpSource {
     /// `tracing`, the rest are only counted).
     pub fn log_messages(&self) -> usize {
         self.shared.log_messages()
-    }
-
-    /// Connects (if not connected) and lists every tool. On failure the
-    /// source is marked failed with the reason, which is also returned.
-    pub async fn list(&self) -> Result<Listing, SourceError> {
-        let iteration = self.iterations.load(Ordering::SeqCst);
-        let result = self.try_list().await;
-        match &result {
-            Ok(listing) => {
-                self.observe(listing);
-                self.checked.store(iteration, Ordering::SeqCst);
-            }
-            Err(why) => self.set_status(|s| s.state = State::Failed(why.to_string())),
-        }
-        result
-    }
-
-    fn observe(&self, listing: &Listing) {
-        if let Ok(mut watch) = self.watch.write() {
-            watch.observe(listing.tools.clone());
-        }
-        self.set_status(|s| s.skipped = listing.skipped.clone());
-    }
-
-    /// Re-lists now, whatever the iteration, and returns how the listing
-    /// differs from the pins.
-    pub async fn relist(&self) -> Result<Drift, SourceError> {
-        self.list().await?;
-        Ok(self.drift())
-    }
-
-    /// Changes (its value is a count) each time the server says its tools
-    /// changed, on its session or on a `subscriptions/listen` stream; a
-    /// burst is seen as one change. Ends (`changed()` errs) once the
-    /// source and its session are gone.
-    pub fn tool_changes(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.shared.tool_changes()
-    }
-
-    /// Re-lists once per iteration (and whenever the server said its tools
-    /// changed), before the call that needs it.
-    async fn check(&self) -> Result<(), CallError> {
-        let due = |source: &McpSource, now: u64| {
-            source.shared.stale.load(Ordering::SeqCst)
-                || source.checked.load(Ordering::SeqCst) != now
-        };
-        let now = self.iterations.load(Ordering::SeqCst);
-        if !due(self, now) {
-            return Ok(());
-        }
-        let _one_at_a_time = self.relisting.lock().await;
-        if !due(self, now) {
-            return Ok(());
-        }
-        let listing = self
-            .try_list()
-            .await
-            .map_err(|e| CallError::Unavailable(e.to_string()))?;
-        self.observe(&listing);
-        self.checked.store(now, Ordering::SeqCst);
-        Ok(())
-    }
-
-    async fn try_list(&self) -> Result<Listing, SourceError> {
-        // A listing's failure goes to people (`plugins`, the CLI's warning):
-        // with the server's last words, where it left any.
-        let (peer, _) = self.session().await.map_err(|no| {
-            let reason = match (no.error, self.status().state) {
-                (CallError::Unavailable(_), State::Failed(detailed)) => detailed,
-                (CallError::Unavailable(why), _) => why,
-                (other, _) => other.to_string(),
-            };
-            SourceError::Unavailable {
-                reason,
-                source: no.cause,
-            }
-        })?;
-        self.shared.stale.store(false, Ordering::SeqCst);
-        let deadline = Instant::now() + self.timeout();
-        let listed = tokio::time::timeout_at(
-            deadline.into(),
-            list_pages(&peer, self.limits.registration.tools),
-        )
-        .await
-        .map_err(|_| SourceError::ListTimeout(self.timeout()))?;
-        let tools = match listed {
-            Ok(tools) => tools,
-            // Let the session's end (and the program's) be seen.
-            Err(why) => {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                let mut connection = self.connection.lock().await;
-                return Err(SourceError::unavailable(match connection.as_mut() {
-                    Some(open) => connect::explain(open, why),
-                    None => why,
-                }));
-            }
-        };
-        Ok(convert::listing(tools, &self.limits.registration)?)
     }
 
     /// Marks the source failed for `why` (its tools were refused).
