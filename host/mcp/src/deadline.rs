@@ -18,7 +18,7 @@
 //! per source, and [`Kept::clear`] drops it.
 
 use std::future::Future;
-use std::pin::{Pin, pin};
+use std::pin::Pin;
 use std::sync::Mutex;
 use std::task::{Context, Waker};
 
@@ -33,9 +33,15 @@ pub(crate) struct Kept {
 impl Kept {
     /// Runs `call` until `deadline`: its output, or `None` at the
     /// deadline (the call is dropped then, as `timeout_at` drops it).
-    pub(crate) async fn within<F: Future>(&self, deadline: Instant, call: F) -> Option<F::Output> {
+    /// The call is pinned by its caller: an `async fn` keeps its
+    /// arguments and its locals apart, so a call taken by value would make
+    /// this future twice the call's size.
+    pub(crate) async fn within<F: Future>(
+        &self,
+        deadline: Instant,
+        mut call: Pin<&mut F>,
+    ) -> Option<F::Output> {
         let mut timer = Box::pin(sleep_until(deadline));
-        let mut call = pin!(call);
         let output = std::future::poll_fn(|cx| {
             if let std::task::Poll::Ready(output) = call.as_mut().poll(cx) {
                 return std::task::Poll::Ready(Some(output));
@@ -66,6 +72,7 @@ impl Kept {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::pin::pin;
     use std::time::Duration;
 
     #[tokio::test]
@@ -74,7 +81,7 @@ mod tests {
         let deadline = Instant::now() + Duration::from_millis(50);
         let started = Instant::now();
         let output = kept
-            .within(deadline, tokio::time::sleep(Duration::from_secs(60)))
+            .within(deadline, pin!(tokio::time::sleep(Duration::from_secs(60))))
             .await;
         assert!(output.is_none());
         let took = started.elapsed();
@@ -92,12 +99,12 @@ mod tests {
     async fn a_call_in_time_keeps_its_timer_until_the_next() {
         let kept = Kept::default();
         let first = Instant::now() + Duration::from_secs(30);
-        assert_eq!(kept.within(first, async { 7 }).await, Some(7));
+        assert_eq!(kept.within(first, pin!(async { 7 })).await, Some(7));
         let deadline = |kept: &Kept| kept.last.lock().unwrap().as_ref().map(|t| t.deadline());
         assert_eq!(deadline(&kept), Some(first));
         tokio::time::sleep(Duration::from_millis(5)).await;
         let second = Instant::now() + Duration::from_secs(30);
-        assert_eq!(kept.within(second, async { 8 }).await, Some(8));
+        assert_eq!(kept.within(second, pin!(async { 8 })).await, Some(8));
         assert_eq!(
             deadline(&kept),
             Some(second),
@@ -135,7 +142,7 @@ mod tests {
                 count: count.clone(),
                 inner: Box::pin(async move {
                     let deadline = Instant::now() + Duration::from_millis(10);
-                    let _ = done.send(kept.within(deadline, async { 1 }).await);
+                    let _ = done.send(kept.within(deadline, pin!(async { 1 })).await);
                     std::future::pending::<()>().await;
                 }),
             })
@@ -182,7 +189,7 @@ mod tests {
                 answer_soon().await.unwrap();
                 let deadline = Instant::now() + Duration::from_secs(30);
                 if keep {
-                    assert!(kept.within(deadline, answer_soon()).await.is_some());
+                    assert!(kept.within(deadline, pin!(answer_soon())).await.is_some());
                 } else {
                     assert!(
                         tokio::time::timeout_at(deadline, answer_soon())

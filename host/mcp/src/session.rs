@@ -407,12 +407,23 @@ impl McpSource {
 
     /// [`McpSource::peer`], with the error behind a failed start.
     async fn session(&self) -> Result<(Peer<RoleClient>, u64), Box<NoSession>> {
-        let mut connection = self.connection.lock().await;
+        let connection = self.connection.lock().await;
         if let Some(open) = connection.as_ref()
             && !open.service.is_closed()
         {
             return Ok((open.service.peer().clone(), open.generation));
         }
+        // Opening a session is rare and its future is large (the start,
+        // the handshake, a login): boxed, so that a call's own future,
+        // which is copied into a box for every call, stays small.
+        Box::pin(self.open(connection)).await
+    }
+
+    /// Opens a session in place of `connection`'s closed one, if any.
+    async fn open(
+        &self,
+        mut connection: tokio::sync::MutexGuard<'_, Option<Connection>>,
+    ) -> Result<(Peer<RoleClient>, u64), Box<NoSession>> {
         if let Some(broken) = connection.take() {
             close(broken).await;
             self.set_status(|s| s.state = State::Disconnected("the session had closed".to_owned()));

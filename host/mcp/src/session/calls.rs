@@ -74,9 +74,10 @@ impl McpSource {
             params.meta = Some(meta);
         }
         // Dropping the request on timeout sends `notifications/cancelled`.
+        let call = std::pin::pin!(call::call_tool(&peer, params, &self.shared));
         let response = self
             .kept
-            .within(stop.into(), call::call_tool(&peer, params, &self.shared))
+            .within(stop.into(), call)
             .await
             .ok_or(CallError::Timeout { limit })?;
         match response {
@@ -104,12 +105,12 @@ impl McpSource {
                 // a new session, with the login as it is then.
                 let challenge = other.auth_challenge().unwrap_or_default().to_owned();
                 if renewals > 0 && self.token_replaced(generation).await {
-                    self.discard(generation, "the server rejected its token, since refreshed")
+                    Box::pin(self.discard(generation, "the server rejected its token, since refreshed"))
                         .await;
                     return Box::pin(self.attempt(tool, arguments, deadline, renewals - 1)).await;
                 }
                 let refusal = self.refusal(&challenge);
-                self.discard(generation, &refusal.reason).await;
+                Box::pin(self.discard(generation, &refusal.reason)).await;
                 Err(if refusal.login_would_help {
                     CallError::LoginRequired(refusal.reason)
                 } else {
@@ -117,7 +118,7 @@ impl McpSource {
                 })
             }
             Err(other) => {
-                match self.discard(generation, &connect::plain(&other)).await {
+                match Box::pin(self.discard(generation, &connect::plain(&other))).await {
                     Some(Cause::TooLong) => {
                         return Err(CallError::TooLarge {
                             limit: self.limits.result_bytes,
@@ -164,7 +165,8 @@ impl McpSource {
         {
             drop(connection);
             let cause = broken.tripped.cause();
-            close(broken).await;
+            // Boxed, as a rare path: see `McpSource::session`.
+            Box::pin(close(broken)).await;
             self.set_status(|s| {
                 s.state =
                     State::Disconnected(tiny_harness_core::display::one_line(why).into_owned())
@@ -201,7 +203,7 @@ impl ToolSource for McpSource {
         arguments: &'a Value,
         deadline: Instant,
     ) -> CallFuture<'a> {
-        Box::pin(async move {
+        let call = Box::write(Box::new_uninit(), async move {
             let retry = self.retry_safe(tool);
             let mut attempt = 1;
             loop {
@@ -219,7 +221,8 @@ impl ToolSource for McpSource {
                     other => return other,
                 }
             }
-        })
+        });
+        Box::into_pin(call)
     }
 
     /// Lists the server's tools again (starting it if it has not started),

@@ -64,8 +64,9 @@ impl McpSource {
         if !due(self, now) {
             return Ok(());
         }
-        let listing = self
-            .try_list()
+        // Boxed: a listing's future is large, and without the box every
+        // call's future (copied into a box per call) would be as large.
+        let listing = Box::pin(self.try_list())
             .await
             .map_err(|e| CallError::Unavailable(e.to_string()))?;
         self.observe(&listing);
