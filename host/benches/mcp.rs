@@ -21,6 +21,9 @@
 //! - `paired_timed_bare_over_bare`: the bare call, and the bare call with
 //!   a 30 s deadline (`tokio::time::timeout_at`, as the host gives each
 //!   call): what registering a timer per call costs on this runtime.
+//! - Each paired row whose two clients have servers of their own also
+//!   prints each server's CPU time per call (`common/servers.rs`): the
+//!   CPU columns hold the bench process only.
 //! - `session_per_call`: what a client without persistent sessions pays
 //!   per call: start the program, initialise, call, close.
 //! - `iteration_relist`: `begin_iteration` then a call (so a `tools/list`
@@ -54,8 +57,11 @@ use tiny_harness_sandbox::grant::ExecGrant;
 mod npm;
 #[path = "common/pairs.rs"]
 mod pairs;
+#[path = "common/servers.rs"]
+mod servers;
 
 use pairs::{median, paired, report_pairs};
+use servers::{Servers, report_servers, started_by};
 
 fn mcp_wasm() -> PathBuf {
     PathBuf::from(concat!(
@@ -133,15 +139,18 @@ fn mcp(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let host = runtime.block_on(start_host(1, None));
+    let (host, host_node) = started_by(|| runtime.block_on(start_host(1, None)));
     // The same, with `node` started as the bare client starts it: what the
     // host's own work costs, apart from the confinement's.
     let mut unconfined = spec(1);
     unconfined.grants.confinement = Mode::None;
-    let host_unconfined = runtime
-        .block_on(HostBuilder::new().plugin(unconfined).build())
-        .expect("load");
-    let (bare, _child) = runtime.block_on(bare_session());
+    let (host_unconfined, unconfined_node) = started_by(|| {
+        runtime
+            .block_on(HostBuilder::new().plugin(unconfined).build())
+            .expect("load")
+    });
+    let (bare, bare_child) = runtime.block_on(bare_session());
+    let bare_node = bare_child.id().expect("node runs");
     let call = ToolCall {
         id: "bench".into(),
         name: "mcp/everything0.echo".into(),
@@ -162,51 +171,66 @@ fn mcp(c: &mut Criterion) {
             outcome.render().len()
         });
     });
-    let confined = host_over_bare(
-        &mut group,
-        &runtime,
-        "paired_host_over_bare",
-        &host,
-        &bare,
-        &call,
-    );
-    let unconfined = host_over_bare(
-        &mut group,
-        &runtime,
-        "paired_unconfined_over_bare",
-        &host_unconfined,
-        &bare,
-        &call,
-    );
+    let servers = Servers::new(bare_node, host_node);
+    let (confined, confined_servers) = servers.around(|| {
+        host_over_bare(
+            &mut group,
+            &runtime,
+            "paired_host_over_bare",
+            (&host, &servers),
+            &bare,
+            &call,
+        )
+    });
+    let servers_unconfined = Servers::new(bare_node, unconfined_node);
+    let (unconfined, unconfined_servers) = servers_unconfined.around(|| {
+        host_over_bare(
+            &mut group,
+            &runtime,
+            "paired_unconfined_over_bare",
+            (&host_unconfined, &servers_unconfined),
+            &bare,
+            &call,
+        )
+    });
     // The MCP source's own call, without the invoker (no registry,
     // validation, recorder or render): what of the host's part is the
     // source's.
     let (_, source) = host.mcp_sources().into_iter().next().expect("a source");
     let arguments = json!({"message": "bench"});
-    let source_only = paired(
-        &mut group,
-        &runtime,
-        "paired_source_over_bare",
-        async || bare_echo(&bare).await,
-        async || {
-            let deadline = Instant::now() + Duration::from_secs(30);
-            let result = source
-                .call("everything0", "echo", &arguments, deadline)
-                .await;
-            assert!(!result.expect("echo").is_error);
-        },
-    );
+    let (source_only, source_servers) = servers.around(|| {
+        paired(
+            &mut group,
+            &runtime,
+            "paired_source_over_bare",
+            async || bare_echo(&bare).await,
+            async || {
+                servers.served();
+                let deadline = Instant::now() + Duration::from_secs(30);
+                let result = source
+                    .call("everything0", "echo", &arguments, deadline)
+                    .await;
+                assert!(!result.expect("echo").is_error);
+            },
+        )
+    });
     // Two bare clients, each with its own `node`: what pairing two
     // sessions shows when neither does more than the other (the floor a
     // ratio of the rows above is read against).
-    let (second_bare, _second_child) = runtime.block_on(bare_session());
-    let floor = paired(
-        &mut group,
-        &runtime,
-        "paired_second_bare_over_bare",
-        async || bare_echo(&bare).await,
-        async || bare_echo(&second_bare).await,
-    );
+    let (second_bare, second_child) = runtime.block_on(bare_session());
+    let second_servers = Servers::new(bare_node, second_child.id().expect("node runs"));
+    let (floor, floor_servers) = second_servers.around(|| {
+        paired(
+            &mut group,
+            &runtime,
+            "paired_second_bare_over_bare",
+            async || bare_echo(&bare).await,
+            async || {
+                second_servers.served();
+                bare_echo(&second_bare).await
+            },
+        )
+    });
     // The bare call with a deadline, as the host gives each call: what a
     // timer registered per call costs on this runtime.
     let timed = paired(
@@ -234,14 +258,18 @@ fn mcp(c: &mut Criterion) {
     });
     group.finish();
     report_pairs("bare_rmcp", "host_invoke_render", &confined);
+    report_servers("bare_rmcp", "host_invoke_render", confined_servers);
     report_pairs(
         "bare_rmcp",
         "host_invoke_render (node unconfined)",
         &unconfined,
     );
+    report_servers("bare_rmcp", "host_invoke_render", unconfined_servers);
     report_pairs("bare_rmcp", "the MCP source's call alone", &source_only);
+    report_servers("bare_rmcp", "the MCP source", source_servers);
     report_pairs("bare_rmcp", "bare_rmcp with a deadline", &timed);
     report_pairs("bare_rmcp", "a second bare_rmcp", &floor);
+    report_servers("bare_rmcp", "a second bare_rmcp", floor_servers);
 
     let mut slow = c.benchmark_group("mcp_session");
     slow.sample_size(10);
@@ -311,7 +339,7 @@ fn host_over_bare(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     runtime: &tokio::runtime::Runtime,
     name: &str,
-    host: &Host,
+    (host, servers): (&Host, &Servers),
     bare: &RunningService<RoleClient, ()>,
     call: &ToolCall,
 ) -> Vec<pairs::Pair> {
@@ -321,6 +349,7 @@ fn host_over_bare(
         name,
         async || bare_echo(bare).await,
         async || {
+            servers.served();
             let outcome = host.invoke(call).await;
             std::hint::black_box(outcome.render());
             // Measuring an error path would say nothing of a call.
