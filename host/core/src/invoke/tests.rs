@@ -79,6 +79,9 @@ fn a_call_runs_in_a_span_with_its_id_once_something_listens() {
         .enable_all()
         .build()
         .unwrap();
+    // Nothing listens yet. This call also registers the span's callsite
+    // from this thread: `tracing` judges a callsite first reached on
+    // another thread by that thread's subscriber (none), and caches it.
     assert!(!runtime.block_on(invoker.invoke(&call)).is_error());
 
     let spans = Arc::new(Mutex::new(Vec::new()));
