@@ -63,9 +63,9 @@ impl McpSource {
         // handshake era sends every log): ask for `info` and above, which
         // reach `tracing` within the session's log budget, when something
         // listens there (the CLI's `--verbose`, an embedder's subscriber).
-        // Nobody listening, nothing is asked: a server that reads a
-        // request's `_meta` spends about 5 % more of its time per call
-        // (`docs/performance.md`). A caller's own sink asks for its level
+        // Nobody listening, nothing is asked: a server asked for logs does
+        // work for them, which nobody would read (`docs/performance.md`,
+        // "Lines of memory per call"). A caller's own sink asks for its level
         // in `call::call_tool`. (MCP logging is deprecated by SEP-2577;
         // servers still send it, and it is what tells a user why a server
         // misbehaves.)
