@@ -18,6 +18,12 @@
 //! - `paired_second_bare_over_bare`: the bare call, and the same call on a
 //!   second bare client with its own `node`: the ratio of two sessions
 //!   that do the same work (the floor the other ratios are read against).
+//! - `paired_own_session_bare_over_bare`: the same, with the second
+//!   `node` started in a session of its own (`setsid`), as the host starts
+//!   every program: on a kernel with autogroup scheduling
+//!   (`/proc/sys/kernel/sched_autogroup_enabled`) each session is a
+//!   scheduling group, so this is the floor the host's rows meet on a
+//!   busy machine (`docs/performance.md`, "A busy machine").
 //! - `paired_timed_bare_over_bare`: the bare call, and the bare call with
 //!   a 30 s deadline (`tokio::time::timeout_at`, as the host gives each
 //!   call): what registering a timer per call costs on this runtime.
@@ -108,8 +114,25 @@ async fn start_host_with(mut builder: HostBuilder, servers: usize, lock: Option<
 
 /// A bare rmcp client session with server-everything, negotiated as the
 /// host negotiates it.
-async fn bare_session() -> (RunningService<RoleClient, ()>, tokio::process::Child) {
-    let mut child = tokio::process::Command::new(node().program())
+/// A bare rmcp session on its own `node`; with `own_session`, `node`
+/// starts in a session of its own, as the host starts every program
+/// (decision 0011), so that the kernel schedules it as the host's servers.
+async fn bare_session(
+    own_session: bool,
+) -> (RunningService<RoleClient, ()>, tokio::process::Child) {
+    let mut command = tokio::process::Command::new(node().program());
+    if own_session {
+        // SAFETY: `setsid` is one system call on no memory of ours.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let mut child = command
         .arg(npm::everything_js())
         .arg("stdio")
         .stdin(Stdio::piped())
@@ -118,6 +141,12 @@ async fn bare_session() -> (RunningService<RoleClient, ()>, tokio::process::Chil
         .kill_on_drop(true)
         .spawn()
         .expect("node");
+    if own_session {
+        // A row whose `setsid` did not take would measure the floor twice.
+        let pid = libc::pid_t::try_from(child.id().expect("node runs")).unwrap();
+        // SAFETY: `getsid` reads a process's session id; no memory of ours.
+        assert_eq!(unsafe { libc::getsid(pid) }, pid, "node leads a session");
+    }
     let transport =
         AsyncRwTransport::new_client(child.stdout.take().unwrap(), child.stdin.take().unwrap());
     let lifecycle = ClientLifecycleMode::Auto {
@@ -149,7 +178,7 @@ fn mcp(c: &mut Criterion) {
             .block_on(HostBuilder::new().plugin(unconfined).build())
             .expect("load")
     });
-    let (bare, bare_child) = runtime.block_on(bare_session());
+    let (bare, bare_child) = runtime.block_on(bare_session(false));
     let bare_node = bare_child.id().expect("node runs");
     let call = ToolCall {
         id: "bench".into(),
@@ -217,7 +246,7 @@ fn mcp(c: &mut Criterion) {
     // Two bare clients, each with its own `node`: what pairing two
     // sessions shows when neither does more than the other (the floor a
     // ratio of the rows above is read against).
-    let (second_bare, second_child) = runtime.block_on(bare_session());
+    let (second_bare, second_child) = runtime.block_on(bare_session(false));
     let second_servers = Servers::new(bare_node, second_child.id().expect("node runs"));
     let (floor, floor_servers) = second_servers.around(|| {
         paired(
@@ -228,6 +257,23 @@ fn mcp(c: &mut Criterion) {
             async || {
                 second_servers.served();
                 bare_echo(&second_bare).await
+            },
+        )
+    });
+    // The same, with the second `node` in a session of its own, as the
+    // host starts its servers: under autogroup scheduling it is then a
+    // scheduling group of its own, which the host's rows share.
+    let (own_bare, own_child) = runtime.block_on(bare_session(true));
+    let own_group = Servers::new(bare_node, own_child.id().expect("node runs"));
+    let (own, own_servers) = own_group.around(|| {
+        paired(
+            &mut group,
+            &runtime,
+            "paired_own_session_bare_over_bare",
+            async || bare_echo(&bare).await,
+            async || {
+                own_group.served();
+                bare_echo(&own_bare).await
             },
         )
     });
@@ -270,6 +316,8 @@ fn mcp(c: &mut Criterion) {
     report_pairs("bare_rmcp", "bare_rmcp with a deadline", &timed);
     report_pairs("bare_rmcp", "a second bare_rmcp", &floor);
     report_servers("bare_rmcp", "a second bare_rmcp", floor_servers);
+    report_pairs("bare_rmcp", "bare_rmcp, node in a session of its own", &own);
+    report_servers("bare_rmcp", "the one in a session of its own", own_servers);
 
     let mut slow = c.benchmark_group("mcp_session");
     slow.sample_size(10);
@@ -280,7 +328,7 @@ fn mcp(c: &mut Criterion) {
             async move {
                 let start = Instant::now();
                 for _ in 0..iters {
-                    let (session, child) = bare_session().await;
+                    let (session, child) = bare_session(false).await;
                     let result = session.peer().call_tool(echo_params()).await.expect("echo");
                     std::hint::black_box(echoed(result));
                     let _ = session.cancel().await;

@@ -415,7 +415,7 @@ impl McpSource {
         }
         // Opening a session is rare and its future is large (the start,
         // the handshake, a login): boxed, so that a call's own future,
-        // which is copied into a box for every call, stays small.
+        // allocated for every call, stays small.
         Box::pin(self.open(connection)).await
     }
 
