@@ -15,6 +15,20 @@ fail() {
     exit 1
 }
 
+# Runs "$@" until it succeeds, three times at most, 5 s apart: a registry
+# can reset a connection in the middle of a download (npm does not retry
+# a body cut short), and a fresh machine's first build should not fail
+# for it.
+retried() {
+    local try
+    for try in 1 2 3; do
+        "$@" && return 0
+        [ "$try" -lt 3 ] || return 1
+        echo "build.sh: $1 failed (try $try of 3); again in 5 s" >&2
+        sleep 5
+    done
+}
+
 [ $# -eq 1 ] || fail "usage: build.sh OUT_DIR"
 here=$(cd "$(dirname "$0")" && pwd)
 wit=$(cd "$here/../../wit" && pwd)
@@ -42,7 +56,7 @@ if stale "$out/textstats-python.wasm" "$python/textstats.py" "$wit/plugin.wit"; 
     if [ ! -x "$python/.venv/bin/componentize-py" ]; then
         /usr/bin/python3 -m venv --clear "$python/.venv" \
             || fail "cannot make a venv with /usr/bin/python3: install python3 with venv"
-        "$python/.venv/bin/pip" install --quiet --require-hashes -r "$python/requirements.txt" \
+        retried "$python/.venv/bin/pip" install --quiet --require-hashes -r "$python/requirements.txt" \
             || fail "cannot install componentize-py (pinned in $python/requirements.txt): is PyPI reachable?"
     fi
     (cd "$python" && PYTHONDONTWRITEBYTECODE=1 .venv/bin/componentize-py -d "$wit" -w plugin \
@@ -54,7 +68,7 @@ js=$here/textstats-js
 if stale "$out/textstats-js.wasm" "$js/textstats.js" "$wit/plugin.wit"; then
     if [ ! -x "$js/node_modules/.bin/componentize-js" ]; then
         command -v npm > /dev/null || fail "npm is not installed: install Node.js (20 or later)"
-        npm ci --prefix "$js" --no-audit --no-fund --loglevel=error \
+        retried npm ci --prefix "$js" --no-audit --no-fund --loglevel=error \
             || fail "cannot install componentize-js (pinned in $js/package-lock.json): is the npm registry reachable?"
     fi
     # Only the WASI features it uses: no fetch, HTTP, random or clocks.

@@ -73,14 +73,16 @@ pub fn install_into(venv: &Path, requirements: &Path) {
         "{SYSTEM_PYTHON} -m venv {} failed",
         venv.display()
     );
-    let status = Command::new(venv.join("bin/pip"))
-        .args(["install", "--quiet", "--require-hashes", "-r"])
-        .arg(requirements)
-        .status()
-        .expect("the venv's pip");
-    assert!(
-        status.success(),
-        "pip install -r {} failed",
-        requirements.display()
-    );
+    let what = format!("pip install -r {}", requirements.display());
+    tiny_harness_prereq::retried(&what, || {
+        let status = Command::new(venv.join("bin/pip"))
+            .args(["install", "--quiet", "--require-hashes", "-r"])
+            .arg(requirements)
+            .status()
+            .map_err(|e| format!("the venv's pip cannot run: {e}"))?;
+        status
+            .success()
+            .then_some(())
+            .ok_or_else(|| format!("it failed ({status})"))
+    });
 }

@@ -70,20 +70,46 @@ fn lock_file(path: &Path) -> File {
     file
 }
 
-/// Runs `program` with `args` in `dir`, panicking with `what` and the
-/// exit status unless it succeeds.
-pub fn run(program: &str, args: &[&str], dir: &Path, what: &str) {
-    let status = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .unwrap_or_else(|e| panic!("{what}: cannot run {program}: {e}"));
-    assert!(
-        status.success(),
-        "{what}: {program} {} in {} failed ({status})",
-        args.join(" "),
-        dir.display()
-    );
+/// How many times an install from a package registry is tried.
+pub const INSTALL_TRIES: u32 = 3;
+
+/// Runs `install` until it succeeds, [`INSTALL_TRIES`] times at most, 5 s
+/// apart: a registry can reset a connection in the middle of a download
+/// (npm does not retry a body cut short), and a test suite's first run on
+/// a fresh machine should not fail for it. Each failure is said on
+/// stderr; after the last, a panic says `what` failed and why.
+pub fn retried(what: &str, mut install: impl FnMut() -> Result<(), String>) {
+    for attempt in 1..=INSTALL_TRIES {
+        match install() {
+            Ok(()) => return,
+            Err(why) if attempt < INSTALL_TRIES => {
+                eprintln!("{what}: {why} (try {attempt} of {INSTALL_TRIES}; again in 5 s)");
+                std::thread::sleep(std::time::Duration::from_secs(5));
+            }
+            Err(why) => panic!("{what}: {why} ({INSTALL_TRIES} tries): is the registry reachable?"),
+        }
+    }
+}
+
+/// Runs `program` with `args` in `dir` until it succeeds, as [`retried`]
+/// says; `what` names the install in its messages.
+pub fn run_retried(program: &str, args: &[&str], dir: &Path, what: &str) {
+    retried(what, || {
+        let status = Command::new(program)
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .map_err(|e| format!("cannot run {program}: {e}"))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{program} {} in {} failed ({status})",
+                args.join(" "),
+                dir.display()
+            ))
+        }
+    });
 }
 
 /// `npm ci` in `dir` (the package's lock file pinning every version and
@@ -92,7 +118,7 @@ pub fn npm_ci(dir: &Path, ready: impl Fn() -> bool, extra: &[&str]) {
     once(dir, "npm-ci", ready, || {
         let mut args = vec!["ci", "--no-audit", "--no-fund"];
         args.extend_from_slice(extra);
-        run(
+        run_retried(
             "npm",
             &args,
             dir,
