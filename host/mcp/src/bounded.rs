@@ -13,9 +13,10 @@
 //!   are numbers, and JSON-RPC ids match by value and type.
 //!
 //! Invariant: memory is bounded by the limit (one line is held at a time),
-//! and every line that passes reaches rmcp unchanged. A line is parsed
-//! here only when it may carry an id that is not a number (a cheap scan
-//! says so): a call's answer is not read twice.
+//! and every line that passes reaches rmcp unchanged. One pass over a
+//! line measures its nesting and says whether it may carry an id that is
+//! not a number; only then is it parsed here: a call's answer is not
+//! parsed twice.
 
 use std::io;
 use std::pin::Pin;
@@ -118,7 +119,7 @@ impl<R> BoundedLines<R> {
     /// Takes the bytes read: complete lines are checked and queued.
     fn take(&mut self, mut bytes: &[u8]) -> Result<(), Cause> {
         while !bytes.is_empty() {
-            let end = bytes.iter().position(|&b| b == b'\n');
+            let end = memchr::memchr(b'\n', bytes);
             let part = &bytes[..end.unwrap_or(bytes.len())];
             if part.len() > self.limit - self.line.len() {
                 return Err(Cause::TooLong);
@@ -138,10 +139,16 @@ impl<R> BoundedLines<R> {
     /// Checks the line read; whether it was kept. The line's buffer is
     /// kept for the next one.
     fn finish_line(&mut self) -> Result<bool, Cause> {
-        if depth(&self.line) > MAX_DEPTH {
+        let scanned = scan(&self.line);
+        if scanned.too_deep {
             return Err(Cause::TooDeep);
         }
-        let kept = match foreign_response_id(&self.line) {
+        let foreign = if scanned.may_have_foreign_id {
+            foreign_response_id(&self.line)
+        } else {
+            None
+        };
+        let kept = match foreign {
             Some(id) => {
                 tracing::warn!(
                     target: "tiny_harness::mcp",
@@ -219,44 +226,98 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
     }
 }
 
-/// How deep `line` nests arrays and objects, outside strings (counting
-/// stops a level past [`MAX_DEPTH`]).
-fn depth(line: &[u8]) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
-    let (mut in_string, mut escaped) = (false, false);
-    for &byte in line {
-        if in_string {
-            match (escaped, byte) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
+/// What one pass over a line finds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Scanned {
+    /// It nests arrays and objects more than [`MAX_DEPTH`] levels deep,
+    /// outside strings (the pass stops there).
+    too_deep: bool,
+    /// It may be a response whose id is not a number: a key `id` whose
+    /// value starts otherwise than a number or `null` does, or a string
+    /// with a `\u` escape (which may spell the key). A line without
+    /// either (nearly every line: numeric ids, notifications) is not
+    /// parsed again.
+    may_have_foreign_id: bool,
+}
+
+/// Where the pass is after a string, for the check of an `id` key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AfterString {
+    /// Not after a string spelled `id`.
+    Other,
+    /// After the string `id`: a `:` makes it a key.
+    Id,
+    /// After the key `id` and its `:`: the value's first byte tells.
+    IdKey,
+}
+
+/// One pass over `line` for [`Scanned`]: strings are skipped to their end
+/// with `memchr`, and what lies between them is JSON's punctuation,
+/// numbers and literals.
+fn scan(line: &[u8]) -> Scanned {
+    let mut found = Scanned {
+        too_deep: false,
+        may_have_foreign_id: false,
+    };
+    let (mut depth, mut at) = (0usize, 0usize);
+    let mut after = AfterString::Other;
+    while let Some(&byte) = line.get(at) {
+        at += 1;
+        if byte.is_ascii_whitespace() {
             continue;
         }
+        match (after, byte) {
+            (AfterString::Id, b':') => {
+                after = AfterString::IdKey;
+                continue;
+            }
+            (AfterString::IdKey, b'0'..=b'9' | b'-' | b'n') => {}
+            (AfterString::IdKey, _) => found.may_have_foreign_id = true,
+            _ => {}
+        }
+        after = AfterString::Other;
         match byte {
-            b'"' => in_string = true,
+            b'"' => {
+                let start = at;
+                // To the closing quote; an escape skips the byte it escapes.
+                loop {
+                    let rest = line.get(at..).unwrap_or_default();
+                    let Some(offset) = memchr::memchr2(b'"', b'\\', rest) else {
+                        // Unterminated: not JSON, which rmcp refuses.
+                        return found;
+                    };
+                    let closing = rest.get(offset) == Some(&b'"');
+                    at += offset + 1;
+                    if closing {
+                        break;
+                    }
+                    if line.get(at) == Some(&b'u') {
+                        found.may_have_foreign_id = true;
+                    }
+                    at += 1;
+                }
+                if line.get(start..at - 1) == Some(b"id".as_slice()) {
+                    after = AfterString::Id;
+                }
+            }
             b'[' | b'{' => {
                 depth += 1;
-                deepest = deepest.max(depth);
-                if deepest > MAX_DEPTH {
-                    return deepest;
+                if depth > MAX_DEPTH {
+                    found.too_deep = true;
+                    return found;
                 }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
     }
-    deepest
+    found
 }
 
 /// The id of `line` when it is a response whose id is not a number (the
 /// id as JSON text), else `None` (a request, a notification, a response to
 /// a numeric id, or not JSON: rmcp deals with those).
 fn foreign_response_id(line: &[u8]) -> Option<String> {
-    if !may_have_foreign_id(line) {
-        return None;
-    }
     #[derive(Deserialize)]
     struct Envelope {
         id: Option<serde_json::Value>,
@@ -271,29 +332,6 @@ fn foreign_response_id(line: &[u8]) -> Option<String> {
         Some(id) if response && !id.is_number() && !id.is_null() => Some(id.to_string()),
         _ => None,
     }
-}
-
-/// Whether `line` may have an id that is not a number (or null): some
-/// `"id"` is followed by a `:` and a value that starts otherwise, or a key
-/// may be written with an escape (`"\u0069d"`). A line this says no to
-/// (nearly every line: numeric ids, notifications) is not parsed again.
-fn may_have_foreign_id(line: &[u8]) -> bool {
-    if line.windows(2).any(|pair| pair == b"\\u") {
-        return true;
-    }
-    let mut rest = line;
-    while let Some(at) = rest.windows(4).position(|four| four == b"\"id\"") {
-        rest = &rest[at + 4..];
-        let mut value = rest.iter().skip_while(|b| b.is_ascii_whitespace());
-        if value.next() != Some(&b':') {
-            continue;
-        }
-        match value.find(|b| !b.is_ascii_whitespace()) {
-            Some(b'0'..=b'9' | b'-' | b'n') => {}
-            _ => return true,
-        }
-    }
-    false
 }
 
 #[cfg(test)]
@@ -395,6 +433,131 @@ mod tests {
             "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"structuredContent\":{\"id\":\"x\"}}}\n\
              {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":1,\"message\":\"m\"}}\n"
         );
+    }
+
+    /// Nesting counted as a byte-by-byte walk does it: the reference
+    /// [`scan`] is checked against.
+    fn deepest(line: &[u8]) -> usize {
+        let (mut depth, mut deepest) = (0usize, 0usize);
+        let (mut in_string, mut escaped) = (false, false);
+        for &byte in line {
+            if in_string {
+                match (escaped, byte) {
+                    (true, _) => escaped = false,
+                    (false, b'\\') => escaped = true,
+                    (false, b'"') => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match byte {
+                b'"' => in_string = true,
+                b'[' | b'{' => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
+                b']' | b'}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        deepest
+    }
+
+    /// JSON values with keys and strings that come near what [`scan`]
+    /// looks for: `id`, quotes, backslashes, control characters, non-ASCII.
+    fn values() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let text = prop_oneof![
+            Just("id".to_owned()),
+            Just("\"id\"".to_owned()),
+            "[a-z\"\\\\\u{1}\n é:{}\\[\\]]{0,8}",
+        ];
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            (-1e6f64..1e6).prop_map(serde_json::Value::from),
+            text.clone().prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(6, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(serde_json::Value::from),
+                prop::collection::btree_map(text.clone(), inner, 0..5)
+                    .prop_map(|map| serde_json::Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// A line [`scan`] lets pass unparsed holds no foreign id that a
+        /// parse would find, whatever the envelope, spelling or spacing;
+        /// and its nesting check agrees with a byte-by-byte count.
+        #[test]
+        fn one_pass_misses_no_foreign_id_and_counts_nesting_exactly(
+            id in values(),
+            body in values(),
+            kind in 0..3usize,
+            pretty in proptest::bool::ANY,
+            escaped_key in proptest::bool::ANY,
+            cut in 0..400usize,
+        ) {
+            let envelope = match kind {
+                0 => serde_json::json!({"jsonrpc": "2.0", "id": id, "result": body}),
+                1 => serde_json::json!({"jsonrpc": "2.0", "id": id, "error": body}),
+                _ => serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "m", "params": body}),
+            };
+            let mut text = if pretty {
+                // Newlines inside strings are escaped: these are spacing.
+                serde_json::to_string_pretty(&envelope).unwrap().replace('\n', " \t")
+            } else {
+                serde_json::to_string(&envelope).unwrap()
+            };
+            if escaped_key {
+                text = text.replacen("\"id\"", "\"\\u0069d\"", 1);
+            }
+            for line in [text.as_bytes(), &text.as_bytes()[..cut.min(text.len())]] {
+                let scanned = scan(line);
+                proptest::prop_assert_eq!(scanned.too_deep, deepest(line) > MAX_DEPTH);
+                if !scanned.may_have_foreign_id {
+                    proptest::prop_assert_eq!(foreign_response_id(line), None, "{}", text);
+                }
+            }
+        }
+
+        /// Any bytes: no panic, and the same agreement.
+        #[test]
+        fn one_pass_holds_on_any_bytes(line in proptest::collection::vec(
+            proptest::sample::select(b"{}[]\":\\ \tidu0-9n,e".to_vec()), 0..200)
+        ) {
+            let scanned = scan(&line);
+            proptest::prop_assert_eq!(scanned.too_deep, deepest(&line) > MAX_DEPTH);
+            if !scanned.may_have_foreign_id {
+                proptest::prop_assert_eq!(foreign_response_id(&line), None);
+            }
+        }
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_found_in_one_pass() {
+        let at = |levels: usize| {
+            format!(
+                "{{\"id\":1,\"result\":{}1{}}}",
+                "[".repeat(levels),
+                "]".repeat(levels)
+            )
+        };
+        // The envelope is one level: 126 more make the limit, 127 pass it.
+        assert!(!scan(at(MAX_DEPTH - 1).as_bytes()).too_deep);
+        assert!(scan(at(MAX_DEPTH).as_bytes()).too_deep);
+        let numeric = scan(br#"{"jsonrpc":"2.0","id":12,"result":{"id":"x"}}"#);
+        assert!(
+            numeric.may_have_foreign_id,
+            "a nested id key is looked at too"
+        );
+        let plain = scan(br#"{"jsonrpc":"2.0","id" : -3,"result":{"content":[]}}"#);
+        assert!(!plain.may_have_foreign_id && !plain.too_deep);
+        assert!(scan(br#"{"jsonrpc":"2.0","id":"7","result":{}}"#).may_have_foreign_id);
+        assert!(scan(br#"{"x":"\u0041","id":1}"#).may_have_foreign_id);
     }
 
     #[tokio::test]

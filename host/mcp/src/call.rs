@@ -27,6 +27,7 @@ use serde_json::Value;
 
 use super::client::Shared;
 use std::sync::Arc;
+use tiny_harness_core::progress::{LogLevel, ProgressSink};
 
 /// What a server answered to `tools/call`.
 pub(super) enum Answer {
@@ -48,10 +49,7 @@ pub(super) async fn call_tool(
     shared: &Arc<Shared>,
 ) -> Result<Answer, ServiceError> {
     let sink = tiny_harness_core::progress::current();
-    // A server at 2026-07-28 sends log messages about a request only when
-    // the request asks for them (earlier revisions send them unasked).
-    let least = sink.as_ref().and_then(|sink| sink.log_level());
-    if let Some(least) = least.and_then(tiny_harness_core::progress::LogLevel::convert) {
+    if let Some(least) = wanted_log_level(peer, sink.as_deref()).and_then(LogLevel::convert) {
         params
             .meta
             .get_or_insert_with(Default::default)
@@ -72,7 +70,7 @@ pub(super) async fn call_tool(
         route.settle(&handle.progress_token);
     }
     let mut guard = Abandoned {
-        peer: peer.clone(),
+        peer,
         id: Some(handle.id.clone()),
     };
     let answered = handle.await_response().await;
@@ -94,14 +92,43 @@ pub(super) async fn call_tool(
     })
 }
 
+/// The least level of the log messages a call asks its server for
+/// (`_meta.logLevel`), if any: the caller's sink's level, and at
+/// 2026-07-28 `info` when something listens on `tracing`, where the
+/// session's logs go within its log budget (the CLI's `--verbose`, an
+/// embedder's subscriber); the more detailed of the two.
+///
+/// At 2026-07-28 a server logs only for requests that ask it to (earlier
+/// revisions send every log, asked or not). Nobody listening and no sink,
+/// nothing is asked: a server asked for logs does work for them, which
+/// nobody would read (`docs/performance.md`, "Lines of memory per call").
+/// (MCP logging is deprecated by SEP-2577; servers still send it, and it
+/// is what tells a user why a server misbehaves.)
+fn wanted_log_level(peer: &Peer<RoleClient>, sink: Option<&dyn ProgressSink>) -> Option<LogLevel> {
+    let for_sink = sink.and_then(ProgressSink::log_level);
+    let for_tracing = (tracing::enabled!(target: "tiny_harness::mcp", tracing::Level::INFO)
+        && peer
+            .peer_info()
+            .is_some_and(|info| !info.protocol_version.has_initialize()))
+    .then_some(LogLevel::Info);
+    more_detailed(for_sink, for_tracing)
+}
+
+/// The more detailed of two wanted levels (levels are ordered from the
+/// most detailed), or the one there is.
+fn more_detailed(a: Option<LogLevel>, b: Option<LogLevel>) -> Option<LogLevel> {
+    a.into_iter().chain(b).min()
+}
+
 /// Sends `notifications/cancelled` for a request abandoned before its
-/// answer (its future dropped at a deadline).
-struct Abandoned {
-    peer: Peer<RoleClient>,
+/// answer (its future dropped at a deadline). The peer is cloned only
+/// then: a call that is answered touches no count of the peer's.
+struct Abandoned<'a> {
+    peer: &'a Peer<RoleClient>,
     id: Option<RequestId>,
 }
 
-impl Drop for Abandoned {
+impl Drop for Abandoned<'_> {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else {
             return;
@@ -117,5 +144,26 @@ impl Drop for Abandoned {
                     .await;
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_asks_for_the_more_detailed_of_the_sink_and_the_log() {
+        let (info, warning) = (Some(LogLevel::Info), Some(LogLevel::Warning));
+        assert_eq!(
+            more_detailed(warning, info),
+            info,
+            "a sink asking less does not hide the log's"
+        );
+        assert_eq!(
+            more_detailed(Some(LogLevel::Debug), info),
+            Some(LogLevel::Debug)
+        );
+        assert_eq!(more_detailed(None, warning), warning);
+        assert_eq!(more_detailed(None, None), None);
     }
 }

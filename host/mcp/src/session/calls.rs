@@ -59,26 +59,6 @@ impl McpSource {
         if let Value::Object(arguments) = arguments {
             params = params.with_arguments(arguments.clone());
         }
-        // At 2026-07-28 a server logs only for requests that ask it to (the
-        // handshake era sends every log): ask for `info` and above, which
-        // reach `tracing` within the session's log budget, when something
-        // listens there (the CLI's `--verbose`, an embedder's subscriber).
-        // Nobody listening, nothing is asked: a server asked for logs does
-        // work for them, which nobody would read (`docs/performance.md`,
-        // "Lines of memory per call"). A caller's own sink asks for its level
-        // in `call::call_tool`. (MCP logging is deprecated by SEP-2577;
-        // servers still send it, and it is what tells a user why a server
-        // misbehaves.)
-        #[allow(deprecated)]
-        if tracing::enabled!(target: "tiny_harness::mcp", tracing::Level::INFO)
-            && peer
-                .peer_info()
-                .is_some_and(|i| !i.protocol_version.has_initialize())
-        {
-            let mut meta = rmcp::model::RequestMetaObject::new();
-            meta.set_log_level(rmcp::model::LoggingLevel::Info);
-            params.meta = Some(meta);
-        }
         // Dropping the request on timeout sends `notifications/cancelled`.
         let call = std::pin::pin!(call::call_tool(&peer, params, &self.shared));
         let response = self

@@ -65,7 +65,7 @@ impl McpSource {
             return Ok(());
         }
         // Boxed: a listing's future is large, and without the box every
-        // call's future (copied into a box per call) would be as large.
+        // call's future (allocated per call) would be as large.
         let listing = Box::pin(self.try_list())
             .await
             .map_err(|e| CallError::Unavailable(e.to_string()))?;
