@@ -200,83 +200,60 @@ fn mcp(c: &mut Criterion) {
             outcome.render().len()
         });
     });
-    let servers = Servers::new(bare_node, host_node);
-    let (confined, confined_servers) = servers.around(|| {
-        host_over_bare(
-            &mut group,
-            &runtime,
-            "paired_host_over_bare",
-            (&host, &servers),
-            &bare,
-            &call,
-        )
-    });
-    let servers_unconfined = Servers::new(bare_node, unconfined_node);
-    let (unconfined, unconfined_servers) = servers_unconfined.around(|| {
-        host_over_bare(
-            &mut group,
-            &runtime,
-            "paired_unconfined_over_bare",
-            (&host_unconfined, &servers_unconfined),
-            &bare,
-            &call,
-        )
-    });
+    let (confined, confined_servers) = served_pairs(
+        (&mut group, &runtime),
+        "paired_host_over_bare",
+        (bare_node, host_node),
+        async || bare_echo(&bare).await,
+        async || host_echo(&host, &call).await,
+    );
+    let (unconfined, unconfined_servers) = served_pairs(
+        (&mut group, &runtime),
+        "paired_unconfined_over_bare",
+        (bare_node, unconfined_node),
+        async || bare_echo(&bare).await,
+        async || host_echo(&host_unconfined, &call).await,
+    );
     // The MCP source's own call, without the invoker (no registry,
     // validation, recorder or render): what of the host's part is the
     // source's.
     let (_, source) = host.mcp_sources().into_iter().next().expect("a source");
     let arguments = json!({"message": "bench"});
-    let (source_only, source_servers) = servers.around(|| {
-        paired(
-            &mut group,
-            &runtime,
-            "paired_source_over_bare",
-            async || bare_echo(&bare).await,
-            async || {
-                servers.served();
-                let deadline = Instant::now() + Duration::from_secs(30);
-                let result = source
-                    .call("everything0", "echo", &arguments, deadline)
-                    .await;
-                assert!(!result.expect("echo").is_error);
-            },
-        )
-    });
+    let (source_only, source_servers) = served_pairs(
+        (&mut group, &runtime),
+        "paired_source_over_bare",
+        (bare_node, host_node),
+        async || bare_echo(&bare).await,
+        async || {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            let result = source
+                .call("everything0", "echo", &arguments, deadline)
+                .await;
+            assert!(!result.expect("echo").is_error);
+        },
+    );
     // Two bare clients, each with its own `node`: what pairing two
     // sessions shows when neither does more than the other (the floor a
     // ratio of the rows above is read against).
     let (second_bare, second_child) = runtime.block_on(bare_session(false));
-    let second_servers = Servers::new(bare_node, second_child.id().expect("node runs"));
-    let (floor, floor_servers) = second_servers.around(|| {
-        paired(
-            &mut group,
-            &runtime,
-            "paired_second_bare_over_bare",
-            async || bare_echo(&bare).await,
-            async || {
-                second_servers.served();
-                bare_echo(&second_bare).await
-            },
-        )
-    });
+    let (floor, floor_servers) = served_pairs(
+        (&mut group, &runtime),
+        "paired_second_bare_over_bare",
+        (bare_node, second_child.id().expect("node runs")),
+        async || bare_echo(&bare).await,
+        async || bare_echo(&second_bare).await,
+    );
     // The same, with the second `node` in a session of its own, as the
     // host starts its servers: under autogroup scheduling it is then a
     // scheduling group of its own, which the host's rows share.
     let (own_bare, own_child) = runtime.block_on(bare_session(true));
-    let own_group = Servers::new(bare_node, own_child.id().expect("node runs"));
-    let (own, own_servers) = own_group.around(|| {
-        paired(
-            &mut group,
-            &runtime,
-            "paired_own_session_bare_over_bare",
-            async || bare_echo(&bare).await,
-            async || {
-                own_group.served();
-                bare_echo(&own_bare).await
-            },
-        )
-    });
+    let (own, own_servers) = served_pairs(
+        (&mut group, &runtime),
+        "paired_own_session_bare_over_bare",
+        (bare_node, own_child.id().expect("node runs")),
+        async || bare_echo(&bare).await,
+        async || bare_echo(&own_bare).await,
+    );
     // The bare call with a deadline, as the host gives each call: what a
     // timer registered per call costs on this runtime.
     let timed = paired(
@@ -381,29 +358,35 @@ fn mcp(c: &mut Criterion) {
     runtime.block_on(host_unconfined.shutdown());
 }
 
-/// A bare call and a call through `host` back to back in every iteration,
-/// so that both see the same machine; returns each sample's two means.
-fn host_over_bare(
-    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    runtime: &tokio::runtime::Runtime,
+/// A paired row of two clients whose servers (`servers`: the first's and
+/// the second's pids) are their own: both calls back to back in every
+/// iteration, so that both see the same machine; returns each sample's two
+/// means, and each server's CPU time per call over the row.
+fn served_pairs(
+    (group, runtime): (
+        &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+        &tokio::runtime::Runtime,
+    ),
     name: &str,
-    (host, servers): (&Host, &Servers),
-    bare: &RunningService<RoleClient, ()>,
-    call: &ToolCall,
-) -> Vec<pairs::Pair> {
-    paired(
-        group,
-        runtime,
-        name,
-        async || bare_echo(bare).await,
-        async || {
+    (first_server, second_server): (u32, u32),
+    first: impl AsyncFn(),
+    second: impl AsyncFn(),
+) -> (Vec<pairs::Pair>, Option<(f64, f64)>) {
+    let servers = Servers::new(first_server, second_server);
+    servers.around(|| {
+        paired(group, runtime, name, first, async || {
             servers.served();
-            let outcome = host.invoke(call).await;
-            std::hint::black_box(outcome.render());
-            // Measuring an error path would say nothing of a call.
-            assert!(!outcome.is_error(), "{}", outcome.render());
-        },
-    )
+            second().await;
+        })
+    })
+}
+
+/// One call of `call` through `host`, checked: measuring an error path
+/// would say nothing of a call.
+async fn host_echo(host: &Host, call: &ToolCall) {
+    let outcome = host.invoke(call).await;
+    std::hint::black_box(outcome.render());
+    assert!(!outcome.is_error(), "{}", outcome.render());
 }
 
 criterion_group!(benches, mcp);

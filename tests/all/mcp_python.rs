@@ -434,57 +434,28 @@ async fn every_kind_of_content_arrives_as_its_part_and_structured_output_is_chec
 
 /// The `log-flood` server in `era`, speaking `protocol`: its 5000 log
 /// messages of one call all reach the session's count, and the session
-/// survives them.
-async fn five_thousand_logs_counted(test: &str, era: &[(&str, &str)], protocol: &str) {
+/// survives them. With `asked` (2026-07-28), the server logs only for a
+/// request whose `_meta` asks (`logLevel`), and the host asks only when
+/// its log is listened to: a first call, with nothing listening, gets none.
+async fn five_thousand_logs_counted(test: &str, era: &[(&str, &str)], protocol: &str, asked: bool) {
     let marker = marker(test);
     let host = host_of(py::plugin(json!({
         "logs": py::stdio("flood", &["log-flood"], era, &marker),
     })))
     .await;
     assert_eq!(status(&host, "logs").protocol.as_deref(), Some(protocol));
-    let outcome = call(&host, "mcp/logs.noisy", json!({})).await;
-    assert_eq!(text_of(&outcome), "done");
-    assert!(
-        eventually(|| with_source(&host, "logs", McpSource::log_messages) == 5000).await,
-        "counted {}",
-        with_source(&host, "logs", McpSource::log_messages)
-    );
-    let outcome = call(&host, "mcp/logs.noisy", json!({})).await;
-    assert_eq!(text_of(&outcome), "done", "the session survives the flood");
-    finish(host, &marker).await;
-}
-
-#[tokio::test]
-async fn five_thousand_log_messages_are_counted_and_the_call_returns() {
-    // The handshake era sends every log.
-    five_thousand_logs_counted("py-logs", &[HANDSHAKE], "2025-11-25").await;
-}
-
-#[tokio::test]
-async fn at_2026_07_28_calls_ask_for_logs_only_when_something_listens() {
-    // At 2026-07-28 a server logs only for a request whose `_meta` asks
-    // (`logLevel`); without it, this server sends none. The host asks when
-    // its log is listened to.
-    let marker = marker("py-logs-modern");
-    let host = host_of(py::plugin(json!({
-        "logs": py::stdio("flood", &["log-flood"], &[], &marker),
-    })))
-    .await;
-    assert_eq!(
-        status(&host, "logs").protocol.as_deref(),
-        Some("2026-07-28")
-    );
-    let outcome = call(&host, "mcp/logs.noisy", json!({})).await;
-    assert_eq!(text_of(&outcome), "done");
-    // What a server logs before its answer is counted before the call
-    // returns (`owed`): had the call asked, all 5000 would be here.
-    assert_eq!(with_source(&host, "logs", McpSource::log_messages), 0);
-
+    if asked {
+        let outcome = call(&host, "mcp/logs.noisy", json!({})).await;
+        assert_eq!(text_of(&outcome), "done");
+        // What a server logs before its answer is counted before the call
+        // returns (`owed`): had the call asked, all 5000 would be here.
+        assert_eq!(with_source(&host, "logs", McpSource::log_messages), 0);
+    }
     // Listened to on this test's thread. (The call above also registered
     // the host's check with `tracing` from this thread: a check first
     // reached on another thread, while the only subscriber is this
     // thread's, would be judged by that thread's none and cached so.)
-    let listening = tracing::subscriber::set_default(crate::common::Listening);
+    let listening = asked.then(|| tracing::subscriber::set_default(crate::common::Listening));
     let outcome = call(&host, "mcp/logs.noisy", json!({})).await;
     assert_eq!(text_of(&outcome), "done");
     assert!(
@@ -496,6 +467,17 @@ async fn at_2026_07_28_calls_ask_for_logs_only_when_something_listens() {
     drop(listening);
     assert_eq!(text_of(&outcome), "done", "the session survives the flood");
     finish(host, &marker).await;
+}
+
+#[tokio::test]
+async fn five_thousand_log_messages_are_counted_and_the_call_returns() {
+    // The handshake era sends every log, asked or not.
+    five_thousand_logs_counted("py-logs", &[HANDSHAKE], "2025-11-25", false).await;
+}
+
+#[tokio::test]
+async fn at_2026_07_28_calls_ask_for_logs_only_when_something_listens() {
+    five_thousand_logs_counted("py-logs-modern", &[], "2026-07-28", true).await;
 }
 
 /// Calls each `ask_*` tool of the `asks` server; every call must come back
