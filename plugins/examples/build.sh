@@ -7,7 +7,11 @@
 # .venv, componentize-js from textstats-js/package-lock.json (npm ci).
 # A component newer than its sources and the WIT is left as it is.
 #
-# Usage: plugins/examples/build.sh OUT_DIR
+# With --toolchains, both toolchains are installed even when no component
+# here is stale (for a script that builds its own components with them,
+# such as tests/fixtures/faulty/build.sh).
+#
+# Usage: plugins/examples/build.sh [--toolchains] OUT_DIR
 set -euo pipefail
 
 fail() {
@@ -29,7 +33,12 @@ retried() {
     done
 }
 
-[ $# -eq 1 ] || fail "usage: build.sh OUT_DIR"
+toolchains=0
+if [ "${1:-}" = --toolchains ]; then
+    toolchains=1
+    shift
+fi
+[ $# -eq 1 ] || fail "usage: build.sh [--toolchains] OUT_DIR"
 here=$(cd "$(dirname "$0")" && pwd)
 wit=$(cd "$here/../../wit" && pwd)
 mkdir -p "$1" || fail "cannot make $1"
@@ -52,25 +61,41 @@ stale() {
 }
 
 python=$here/textstats-python
-if stale "$out/textstats-python.wasm" "$python/textstats.py" "$wit/plugin.wit"; then
+js=$here/textstats-js
+
+# componentize-py into textstats-python/.venv, unless it is there.
+python_toolchain() {
     if [ ! -x "$python/.venv/bin/componentize-py" ]; then
         /usr/bin/python3 -m venv --clear "$python/.venv" \
             || fail "cannot make a venv with /usr/bin/python3: install python3 with venv"
         retried "$python/.venv/bin/pip" install --quiet --require-hashes -r "$python/requirements.txt" \
             || fail "cannot install componentize-py (pinned in $python/requirements.txt): is PyPI reachable?"
     fi
-    (cd "$python" && PYTHONDONTWRITEBYTECODE=1 .venv/bin/componentize-py -d "$wit" -w plugin \
-        componentize textstats -o "$out/textstats-python.wasm" > /dev/null) \
-        || fail "componentize-py could not build $python/textstats.py (its messages are above)"
-fi
+}
 
-js=$here/textstats-js
-if stale "$out/textstats-js.wasm" "$js/textstats.js" "$wit/plugin.wit"; then
+# componentize-js into textstats-js/node_modules, unless it is there.
+js_toolchain() {
     if [ ! -x "$js/node_modules/.bin/componentize-js" ]; then
         command -v npm > /dev/null || fail "npm is not installed: install Node.js (20 or later)"
         retried npm ci --prefix "$js" --no-audit --no-fund --loglevel=error \
             || fail "cannot install componentize-js (pinned in $js/package-lock.json): is the npm registry reachable?"
     fi
+}
+
+if [ "$toolchains" = 1 ]; then
+    python_toolchain
+    js_toolchain
+fi
+
+if stale "$out/textstats-python.wasm" "$python/textstats.py" "$wit/plugin.wit"; then
+    python_toolchain
+    (cd "$python" && PYTHONDONTWRITEBYTECODE=1 .venv/bin/componentize-py -d "$wit" -w plugin \
+        componentize textstats -o "$out/textstats-python.wasm" > /dev/null) \
+        || fail "componentize-py could not build $python/textstats.py (its messages are above)"
+fi
+
+if stale "$out/textstats-js.wasm" "$js/textstats.js" "$wit/plugin.wit"; then
+    js_toolchain
     # Only the WASI features it uses: no fetch, HTTP, random or clocks.
     (cd "$js" && ./node_modules/.bin/componentize-js --wit "$wit" --world-name plugin \
         --disable http fetch-event random clocks -o "$out/textstats-js.wasm" textstats.js > /dev/null) \
