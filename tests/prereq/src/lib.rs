@@ -15,6 +15,10 @@
 //!   when it is missing installs the package with apt-get if running as
 //!   root (under a lock of its own: apt's lock refuses rather than waits),
 //!   otherwise fails with one line naming the command to run.
+//! - An install from a package registry ([`npm_ci`], and the tests' pip
+//!   installs through [`retried`]) is tried [`INSTALL_TRIES`] times, 5 s
+//!   apart, before it fails: a registry that resets one download must not
+//!   fail a fresh machine's first run.
 //! - A failure is a panic with one line that says what to do: these are
 //!   test fixtures, and a test that cannot get its prerequisite has
 //!   nothing to test.
